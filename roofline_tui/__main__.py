@@ -1,0 +1,3 @@
+from roofline_tui.cli import main
+
+raise SystemExit(main())

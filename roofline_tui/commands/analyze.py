@@ -1,0 +1,129 @@
+"""``roofline analyze ROUND_DIR``: headless analysis, artifact written beside the Top-N."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS, AnalyzeOptions
+from roofline_tui.core.artifact import Artifact, artifact_to_json
+from roofline_tui.core.round import TOPN_NAME, RoundSources, analyze_round, write_artifact
+from roofline_tui.core.textsafe import printable
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="analyse one round directory and write profile_roofline.json + .md",
+        description=(
+            "Analyse the head kernels of ROUND_DIR/profile_topN.json against the device's "
+            "roofline and write profile_roofline.json and profile_roofline.md beside it. "
+            "Bad input never fails the run: problems are recorded in the artifact."
+        ),
+    )
+    add_round_arguments(p)
+    p.add_argument("--head-threshold", type=float, default=DEFAULT_HEAD_THRESHOLD_PCT,
+                   metavar="PCT", help="analyse entries with pct_gpu_time >= PCT (default 5)")
+    p.add_argument("--max-heads", type=int, default=DEFAULT_MAX_HEADS, metavar="N",
+                   help="analyse at most N heads (default 8)")
+    p.add_argument("--json", action="store_true", help="also print the artifact JSON to stdout")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any input problem, degraded entry or error was recorded")
+    p.set_defaults(func=run)
+
+
+def add_round_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments shared by analyze and dash: where the inputs come from."""
+    p.add_argument("round_dir", type=Path, metavar="ROUND_DIR" if p.prog.endswith("analyze")
+                   else "PROFILE_DIR")
+    p.add_argument("--env", type=Path, metavar="FILE", help="env_report.json (default: discover)")
+    p.add_argument("--model-config", type=Path, metavar="FILE",
+                   help="the model's config.json (default: discover)")
+    p.add_argument("--peaks", type=Path, metavar="FILE",
+                   help="peak table in peaks.md format (default: the bundled one)")
+    p.add_argument("--device", metavar="NAME",
+                   help="device product or arch, e.g. H200, MI325X, gfx950 (overrides env_report)")
+
+
+def sources_from_args(args: argparse.Namespace) -> RoundSources:
+    return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
+                        device=args.device)
+
+
+def _usage_error(msg: str) -> int:
+    print(f"roofline analyze: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    round_dir: Path = args.round_dir
+    if not round_dir.is_dir():
+        return _usage_error(f"{printable(str(round_dir))} is not a directory")
+    if args.max_heads < 0 or args.head_threshold < 0:
+        return _usage_error("--max-heads and --head-threshold must be >= 0")
+    for flag, path in (("--env", args.env), ("--model-config", args.model_config),
+                       ("--peaks", args.peaks)):
+        if path is not None and not path.is_file():
+            return _usage_error(f"{flag} {printable(str(path))}: no such file")
+    options = AnalyzeOptions(head_threshold_pct=args.head_threshold, max_heads=args.max_heads)
+    result = analyze_round(round_dir, sources_from_args(args), options)
+    artifact = result.artifact
+    try:
+        json_path, md_path = write_artifact(artifact, round_dir)
+    except OSError as exc:
+        print(f"roofline analyze: cannot write the artifact into {printable(str(round_dir))}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(artifact_to_json(artifact))
+    else:
+        print_summary(artifact, json_path)
+    problems = len(artifact.skill_errors) + len(artifact.degraded)
+    if not result.topn_found:
+        print(f"roofline analyze: no {TOPN_NAME} in {printable(str(round_dir))}; wrote an empty "
+              "artifact", file=sys.stderr)
+    elif problems:
+        first = artifact.skill_errors[0] if artifact.skill_errors else (
+            f"{artifact.degraded[0].name}: {artifact.degraded[0].reason}")
+        print(f"roofline analyze: {problems} problem(s) recorded in the artifact; first: "
+              f"{printable(first, limit=200)}", file=sys.stderr)
+    if args.strict and (problems or not result.topn_found):
+        return 1
+    return 0
+
+
+def print_summary(artifact: Artifact, json_path: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from roofline_tui.core.markdown import fmt_num, fmt_pct, fmt_rate
+
+    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+    p = artifact.peaks
+    title = Text(
+        f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
+        f"{fmt_rate(p.hbm_bw_bytes_s, 'B/s')} · peaks {p.source}/{p.confidence}"
+    )
+    table = Table(title=title, title_justify="left")
+    for col, justify in (("#", "right"), ("kernel", "left"), ("%gpu", "right"),
+                         ("bound", "left"), ("roofline", "right"), ("speedup", "right"),
+                         ("gain", "right"), ("headroom", "left"), ("route", "left"),
+                         ("gain rank", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
+    for i, short in enumerate(artifact.ranking_by_pct, 1):
+        e = artifact.entry(short)
+        if e is None:
+            continue
+        extra = e.model_extra or {}
+        roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
+        table.add_row(
+            str(i), Text(printable(e.short_name, limit=40)), fmt_num(e.pct_gpu_time, 2),
+            e.bound_type, roof, fmt_num(e.attainable_speedup, 2, "×"),
+            fmt_num(e.expected_e2e_gain_pct, 2, "%"), e.headroom_class,
+            Text(str(extra.get("route", "–"))), str(gain_rank.get(short, "–")),
+        )
+    console.print(table)
+    console.print(Text(f"wrote {json_path} and {json_path.with_suffix('.md').name}"))

@@ -1,0 +1,598 @@
+"""The procedure of spec §3, as one pure function: round inputs in, artifact out.
+
+``analyze`` never raises for bad input: a problem with one entry degrades that entry (L2/L3),
+an unexpected exception is caught per entry and recorded in ``skill_errors`` (L5), and the
+remaining entries are still analysed. Same inputs give the same artifact, byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from roofline_tui.core import metrics as M
+from roofline_tui.core.artifact import DOCTRINE, Alternative, Artifact, Degraded, Entry, PeaksInfo
+from roofline_tui.core.classify import classify
+from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
+from roofline_tui.core.inputs import REGIMES, EnvReport, TopN, TopNEntry, Workload
+from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.opmodels import MODELS, OpContext, OpEstimate, OpModelUnavailable
+from roofline_tui.core.peaks import Peaks, peak_flops_for
+from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
+from roofline_tui.core.textsafe import printable
+
+DEFAULT_HEAD_THRESHOLD_PCT = 5.0
+DEFAULT_MAX_HEADS = 8
+SKILL_VERSION = "1"
+
+# Collectives are timed by synchronisation and links, not HBM: no class model (upstream files
+# also carry op_class "comm" with modeled false).
+_COMM_REASON = "collective (all-reduce / all-gather): timed by links and synchronisation, not HBM"
+
+
+@dataclass
+class AnalyzeOptions:
+    head_threshold_pct: float = DEFAULT_HEAD_THRESHOLD_PCT
+    max_heads: int = DEFAULT_MAX_HEADS
+    target_eff_overrides: dict[str, float] = field(default_factory=dict)  # calibrated priors
+    target_eff_source: str | None = None  # where overrides come from (stated in the artifact)
+
+
+@dataclass
+class RoundInputs:
+    """Everything one round's analysis reads, already loaded. Problems are one-line strings."""
+
+    topn: TopN | None
+    peaks: Peaks
+    env: EnvReport | None = None
+    model: ModelShape | None = None
+    round_name: str | int | None = None
+    workload: Workload | None = None  # overrides env.workload when given
+    problems: list[str] = field(default_factory=list)
+    inputs_used: dict[str, str] = field(default_factory=dict)  # role -> file name
+    # Optional refinements (stage B / C), keyed by kernel name. See roofline_tui.core.refine.
+    refinements: Any = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def select_heads(topn: TopN, threshold: float, max_heads: int) -> list[TopNEntry]:
+    """Spec §3 step 0: pct ≥ threshold (or a decode head by serving-weighted pct), biggest
+    first, capped. Entries below the bar are absent, not degraded."""
+    chosen = [
+        e for e in topn.entries
+        if e.pct_gpu_time >= threshold
+        or (e.serving_weighted_pct is not None and e.serving_weighted_pct >= threshold)
+    ]
+    chosen.sort(key=lambda e: (-e.pct_gpu_time, e.name))
+    return chosen[: max(0, max_heads)]
+
+
+def _run_regime(topn: TopN) -> tuple[str | None, str]:
+    sv = topn.serving
+    if sv and sv.n_decode_steps is not None and sv.n_prefill_steps is not None:
+        r = "decode" if sv.n_decode_steps >= sv.n_prefill_steps else "prefill"
+        return r, f"run is {r}-dominated ({sv.n_decode_steps} decode vs {sv.n_prefill_steps} prefill steps)"
+    if sv and sv.analytic_calls:
+        d, p = sv.analytic_calls.get("decode", 0), sv.analytic_calls.get("prefill", 0)
+        r = "decode" if d >= p else "prefill"
+        return r, f"analytic calls favour {r} ({d:g} decode vs {p:g} prefill)"
+    return None, ""
+
+
+def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[str, str]:
+    """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one."""
+    served = [r for r in REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
+              or r in entry.calls_per_step]
+    sv = topn.serving
+    if served and sv is not None:
+        launches: dict[str, float] = {}
+        for r in served:
+            steps = sv.n_decode_steps if r == "decode" else sv.n_prefill_steps
+            if r in entry.calls_per_step and steps is not None:
+                launches[r] = entry.calls_per_step[r] * steps
+            elif r in entry.phase_calls_measured:
+                launches[r] = entry.phase_calls_measured[r]
+        if launches:
+            best = max(sorted(launches), key=lambda r: launches[r])
+            detail = ", ".join(f"{r} {launches[r]:g}" for r in sorted(launches))
+            return best, f"{best} carries the most launches ({detail})"
+    if len(served) == 1:
+        return served[0], f"only regime served: {served[0]}"
+    run, why = _run_regime(topn)
+    if run:
+        return run, why
+    if entry.phase in REGIMES:
+        return entry.phase, f"entry phase is {entry.phase}"
+    return "decode", "no phase data: assumed decode (serving runs are decode-dominated)"
+
+
+def per_launch_time(entry: TopNEntry, regime: str) -> tuple[float | None, str]:
+    if regime in entry.base_latency_ms:
+        return entry.base_latency_ms[regime], f"base_latency_ms[{regime}]"
+    if entry.avg_us:
+        return entry.avg_us / 1000.0, (
+            f"no base_latency_ms[{regime}]; fell back to avg_us/1000, averaged over all phases "
+            "and shapes"
+        )
+    if entry.total_ms and entry.calls:
+        return entry.total_ms / entry.calls, "fell back to total_ms/calls (all phases)"
+    return None, "no per-launch time (base_latency_ms, avg_us or total_ms/calls)"
+
+
+def regime_tokens(entry: TopNEntry, regime: str, topn: TopN, wl: Workload) -> tuple[int | None, str]:
+    if regime in entry.est_m:
+        return entry.est_m[regime], f"est_shape.{regime}.M"
+    sv = topn.serving
+    if regime == "decode":
+        if sv and sv.decode_batch_steady:
+            return sv.decode_batch_steady, "serving.decode_batch_steady"
+        if sv and sv.decode_batch_captured:
+            return sv.decode_batch_captured, "serving.decode_batch_captured"
+        if wl.conc:
+            return wl.conc, "workload.conc (decode batch = concurrency)"
+        return None, "no decode batch"
+    if wl.isl:
+        return wl.isl, "workload.isl (assumed one prompt of isl tokens per prefill launch)"
+    return None, "no prefill token count"
+
+
+def launches_per_step(entry: TopNEntry, regime: str, topn: TopN) -> float | None:
+    if regime in entry.calls_per_step:
+        return entry.calls_per_step[regime]
+    sv = topn.serving
+    steps = None
+    if sv is not None:
+        steps = sv.n_decode_steps if regime == "decode" else sv.n_prefill_steps
+    if steps:
+        if regime in entry.phase_calls_measured:
+            return entry.phase_calls_measured[regime] / steps
+    return None
+
+
+def logical_unit(
+    est: OpEstimate, op_class: str, lps: float | None, model: ModelShape | None
+) -> tuple[int, str]:
+    """How many launches one modelled unit spans (spec §3 'per-launch, not aggregate')."""
+    if est.per == "launch":
+        return 1, "one launch (bytes and time per launch)"
+    layers = model.layers_of(op_class) if model is not None else None
+    kind = {"moe": "MoE layer", "attn": "attention layer"}.get(op_class, f"{op_class} layer")
+    if not lps:
+        return 1, (
+            f"one logical {kind} assumed to be one launch (launches per step unknown; if the "
+            "backend splits it, roofline_pct reads high by that factor)"
+        )
+    if not layers:
+        return 1, f"one logical {kind} assumed to be one launch (layer count unknown)"
+    ratio = lps / layers
+    n = round(ratio)
+    if n >= 2 and abs(ratio - n) <= 0.1 * ratio:
+        return n, (
+            f"one logical {kind} = {n} launches ({lps:g} launches/step over {layers} layers); "
+            f"time = {n} × t_ms"
+        )
+    if 0.9 <= ratio < 1.5:
+        return 1, f"one logical {kind} = one launch ({lps:g} launches/step over {layers} layers)"
+    return 1, (
+        f"one launch per logical {kind} assumed: {lps:g} launches/step over {layers} layers "
+        f"is not a whole multiple"
+    )
+
+
+def _canon(name: str | None, fallback: str) -> str:
+    return canonical_dtype(name) or fallback
+
+
+def _round_pct(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+# --------------------------------------------------------------------------- per entry
+
+
+@dataclass
+class _Shared:
+    topn: TopN
+    peaks: Peaks
+    model: ModelShape | None
+    workload: Workload
+    weight_dtype: str
+    activation_dtype: str
+    kv_dtype: str
+    dtype_notes: list[str]
+    options: AnalyzeOptions
+    neighbours: list[Neighbour]
+    refinements: Any
+
+
+def _target_eff(op_class: str, options: AnalyzeOptions) -> tuple[float, str]:
+    if op_class in options.target_eff_overrides:
+        src = options.target_eff_source or "calibrated priors"
+        return options.target_eff_overrides[op_class], f"calibrated prior from {src}"
+    module = MODELS[op_class]
+    return float(module.TARGET_EFF), str(module.TARGET_EFF_WHY)
+
+
+def _base_entry(head: TopNEntry, regime: str, cls_op: str, sub: str | None) -> dict[str, Any]:
+    return {
+        "name": head.name,
+        "short_name": head.short_name,
+        "pct_gpu_time": head.pct_gpu_time,
+        "regime": regime,
+        "op_class": cls_op,
+        "op_subclass": sub,
+        "classification": head.classification,
+        "editable": head.editable,
+        "serving_weighted_pct": head.serving_weighted_pct,
+        "stage": "A",
+        "measurement_basis": "model",
+        "modeled": False,
+        "suspect": False,
+        "dispatch_bound": False,
+        "stage_c_candidate": False,
+        "bound_type": "unknown",
+        "headroom_class": "unknown",
+        "confidence": "low",
+        "byte_reduction_levers": [],
+        "assumptions": [],
+        "alternatives": [],
+    }
+
+
+def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
+    """Analyse one head; returns the entry and a degrade reason when it has no model (L2)."""
+    regime, regime_why = pick_regime(head, sh.topn)
+    cls = classify(head.name, head.classification, head.shapes)
+    data = _base_entry(head, regime, cls.op_class, cls.op_subclass)
+    notes: list[str] = [f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."]
+    notes += [f"Input: {n}." for n in head.input_notes]
+    t_ms, t_why = per_launch_time(head, regime)
+    lps = launches_per_step(head, regime, sh.topn)
+    data.update(t_ms=t_ms, launches_per_step=lps, t_ms_source=t_why)
+    if t_ms is not None and not t_why.startswith("base_latency"):
+        notes.append(f"Time: {t_why}.")
+    sub = refine = None
+    if sh.refinements is not None:
+        refine = sh.refinements.for_kernel(head.name)
+
+    def degrade(reason: str) -> tuple[Entry, str]:
+        data["notes"] = " ".join(notes + [f"Not modelled: {reason}."])
+        return _finish(data, head, sh, None, reason), reason
+
+    if cls.op_class == "comm":
+        return degrade(_COMM_REASON)
+    if cls.op_class not in MODELS:
+        return degrade(f"no byte/FLOP model for this kernel ({cls.reason})")
+    if t_ms is None:
+        return degrade(t_why)
+    tokens, tokens_src = regime_tokens(head, regime, sh.topn, sh.workload)
+    dtypes = [d for d in (canonical_dtype(x) for x in head.dtypes) if d]
+    ctx = OpContext(
+        name=head.name,
+        op_subclass=cls.op_subclass,
+        regime=regime,
+        shapes=head.shapes,
+        dtypes=dtypes,
+        model=sh.model,
+        workload=sh.workload,
+        tokens=tokens,
+        tokens_source=tokens_src,
+        weight_dtype=sh.weight_dtype,
+        activation_dtype=sh.activation_dtype,
+        kv_dtype=sh.kv_dtype,
+        dtype_bytes=dict(DTYPE_BYTES),
+        l2_bytes=sh.peaks.l2_bytes,
+    )
+    if refine is not None:
+        ctx = refine.context(ctx)
+    try:
+        est = MODELS[cls.op_class].estimate(ctx)
+    except OpModelUnavailable as exc:
+        return degrade(str(exc))
+    n_launch, unit = logical_unit(est, cls.op_class, lps, sh.model)
+    target_eff, target_why = _target_eff(cls.op_class, sh.options)
+    data.update(
+        modeled=True,
+        model=est.model,
+        unit=unit,
+        launches_per_unit=n_launch,
+        compute_dtype=est.compute_dtype,
+        target_eff=target_eff,
+        target_eff_source=target_why,
+        assumptions=list(sh.dtype_notes) + list(est.assumptions),
+    )
+    notes.append(f"Unit: {unit}.")
+    notes.append(f"Model: {est.model}.")
+    t_launch_s = t_ms / 1000.0
+    t_unit_s = t_launch_s * n_launch
+    data["t_unit_ms"] = t_ms * n_launch
+    peak_bw = sh.peaks.hbm_bw_bytes_s
+    if not peak_bw:
+        c = est.candidates[0]
+        data.update(bytes_est=c.bytes, flops_est=c.flops,
+                    achieved_bw_bytes_s=c.bytes / t_unit_s, achieved_flops=c.flops / t_unit_s,
+                    arithmetic_intensity=c.flops / c.bytes if c.bytes > 0 else None)
+        reason = "no peak bandwidth known for this device: no verdict"
+        notes.append(f"No verdict: {reason}.")
+        data["notes"] = " ".join(notes)
+        return _finish(data, head, sh, reason, None), None
+    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, est.compute_dtype)
+    if flops_note:
+        data["assumptions"].append(flops_note)
+    data["peak_flops_dtype"] = flops_dtype
+
+    # Feasibility rule (spec §4): the largest candidate that stays under peak bandwidth.
+    alts: list[Alternative] = []
+    for c in est.candidates:
+        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 else None
+        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
+                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
+                                note=c.note))
+    feasible = [a for a in alts if a.feasible]
+    if measured := (refine.measured_axes() if refine is not None else None):
+        pass
+    chosen = max(feasible, key=lambda a: a.bytes_est) if feasible else min(
+        alts, key=lambda a: a.bytes_est)
+    chosen.chosen = True
+    bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
+    basis = "model"
+    if refine is not None:
+        bytes_est, flops_est, basis, extra = refine.apply_measurement(bytes_est, flops_est)
+        notes.extend(extra)
+    data["measurement_basis"] = basis
+    if len(alts) > 1:
+        data["alternatives"] = [a.model_dump() for a in alts]
+        desc = "; ".join(
+            f"{a.label} {a.bytes_est / 1e6:.1f} MB → {a.roofline_pct_raw or 0:.2f} of roof"
+            f"{' (infeasible)' if not a.feasible else ''}"
+            for a in alts
+        )
+        why = ("largest feasible candidate" if feasible
+               else "every candidate is infeasible; the smallest is shown")
+        notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
+
+    m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=t_unit_s,
+                          t_launch_s=t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
+    data.update(
+        bytes_est=m.bytes_est,
+        flops_est=m.flops_est,
+        achieved_bw_bytes_s=m.achieved_bw_bytes_s,
+        achieved_flops=m.achieved_flops,
+        hbm_util=_round_pct(m.hbm_util),
+        compute_util=_round_pct(m.compute_util),
+        arithmetic_intensity=m.arithmetic_intensity,
+        ridge_point=m.ridge_point,
+        roof_axis=m.roof_axis,
+        roofline_pct_raw=m.roofline_pct_raw,
+        bound_type=m.bound_type,
+    )
+    no_verdict: str | None = None
+    if m.suspect:
+        data.update(
+            suspect=True,
+            roofline_pct=min(max(m.roofline_pct_raw, 0.0), 1.0),
+            bytes_upper_bound=m.bytes_upper_bound,
+            stage_c_candidate=True,
+        )
+        no_verdict = f"suspect (L3): {m.suspect_reason}"
+        notes.append(
+            f"Suspect (L3): {m.suspect_reason}. Bytes upper bound at peak = "
+            f"{m.bytes_upper_bound / 1e6:.1f} MB per unit; a stage-C counter measurement would "
+            "settle it."
+        )
+    else:
+        data["roofline_pct"] = _round_pct(m.roofline_pct_raw)
+        if m.dispatch_bound:
+            data["dispatch_bound"] = True
+            no_verdict = (
+                f"dispatch-bound: {t_ms * 1000:.1f} µs per launch is within "
+                f"{M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch overhead"
+            )
+            notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
+        elif m.roof_axis == "compute" and not sh.peaks.compute_validated:
+            no_verdict = "compute-axis peak unvalidated (bf16 ≠ fp16 in the peak table)"
+            notes.append(f"No verdict: {no_verdict}.")
+        elif sh.peaks.source == "none":
+            no_verdict = "no peak table entry"
+    if m.compute_util is not None and not sh.peaks.compute_validated:
+        notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
+    data["notes"] = " ".join(notes)
+    return _finish(data, head, sh, no_verdict, None, est=est, chosen_label=chosen.label,
+                   alternatives=[(a.label, a.bytes_est) for a in alts], refine=refine), None
+
+
+def _finish(
+    data: dict[str, Any],
+    head: TopNEntry,
+    sh: _Shared,
+    no_verdict: str | None,
+    degrade_reason: str | None,
+    *,
+    est: OpEstimate | None = None,
+    chosen_label: str | None = None,
+    alternatives: list[tuple[str, float]] | None = None,
+    refine: Any = None,
+) -> Entry:
+    """Bands, confidence, route and levers — the parts every outcome shares."""
+    stage = refine.stage if refine is not None else "A"
+    data["stage"] = stage
+    if sh.peaks.confidence == "low":
+        confidence = "low"
+    elif refine is not None:
+        confidence = refine.confidence(data.get("roof_axis"))
+    else:
+        confidence = "low"
+    data["confidence"] = confidence
+    data["advisory"] = confidence == "low"
+    if degrade_reason is not None:
+        no_verdict = f"not modelled: {degrade_reason}"
+    pct = data.get("roofline_pct")
+    target = data.get("target_eff")
+    if no_verdict is None and pct is not None and target:
+        band = M.headroom_band(pct, target)
+        speedup = M.attainable_speedup(target, pct)
+        gain = M.expected_e2e_gain_pct(head.pct_gpu_time, speedup)
+        data.update(
+            headroom_class=band,
+            attainable_speedup=round(speedup, 4),
+            attainable_speedup_basis="target_eff/roofline_pct",
+            expected_e2e_gain_pct=round(gain, 4),
+        )
+    else:
+        data.update(headroom_class="unknown", attainable_speedup=None, expected_e2e_gain_pct=None)
+        if no_verdict:
+            data["no_verdict_reason"] = no_verdict
+    decision = route_entry(
+        editable=head.editable,
+        headroom_class=data["headroom_class"],
+        bound_type=data["bound_type"],
+        confidence=confidence,
+        expected_gain_pct=data.get("expected_e2e_gain_pct"),
+        no_verdict_reason=no_verdict,
+    )
+    data["route"], data["route_reason"] = decision.route, decision.reason
+    if data["headroom_class"] == "saturated":
+        data["byte_reduction_levers"] = byte_reduction_levers(
+            short_name=head.short_name,
+            op_class=data["op_class"],
+            bound_type=data["bound_type"],
+            weight_dtype=sh.weight_dtype,
+            kv_dtype=sh.kv_dtype,
+            alternatives=alternatives or [],
+            chosen_label=chosen_label,
+            neighbours=sh.neighbours,
+        )
+    return Entry(**data)
+
+
+# --------------------------------------------------------------------------- the procedure
+
+
+def _dtypes(model: ModelShape | None, env: EnvReport | None) -> tuple[str, str, str, list[str]]:
+    notes: list[str] = []
+    env_model_dtype = canonical_dtype(env.model_dtype) if env else None
+    if model is not None:
+        w, a, kv = model.weight_dtype, model.activation_dtype, model.kv_dtype
+        src = "config.json"
+    else:
+        a = env_model_dtype or "bf16"
+        w, kv = a, a
+        src = "env_report model_dtype" if env_model_dtype else "default (no config.json)"
+    kv_env = env.kv_cache_dtype if env else None
+    if kv_env and kv_env.lower() != "auto":
+        kv_c = canonical_dtype(kv_env)
+        if kv_c:
+            kv = kv_c
+            notes.append(f"kv dtype {kv} from env_report kv_cache_dtype={kv_env}")
+        else:
+            notes.append(f"kv_cache_dtype {printable(kv_env, limit=20)} not recognised; kv {kv}")
+    else:
+        notes.append(f"kv dtype {kv} (kv_cache_dtype auto → the unquantized model dtype)")
+    notes.insert(0, f"weights {w}, activations {a} ({src})")
+    return w, a, kv, notes
+
+
+def _neighbours(topn: TopN) -> list[Neighbour]:
+    out = []
+    for e in topn.entries:
+        c = classify(e.name, e.classification, e.shapes)
+        out.append(Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time))
+    return out
+
+
+def _unique_short_names(heads: list[TopNEntry]) -> list[TopNEntry]:
+    seen: dict[str, int] = {}
+    out = []
+    for h in heads:
+        n = seen.get(h.short_name, 0) + 1
+        seen[h.short_name] = n
+        if n > 1:
+            h = h.model_copy(update={"short_name": f"{h.short_name}#{n}"})
+        out.append(h)
+    return out
+
+
+def rank_entries(entries: list[Entry]) -> tuple[list[str], list[str]]:
+    by_pct = sorted(entries, key=lambda e: (-(e.pct_gpu_time or 0.0), e.short_name))
+    with_verdict = [e for e in by_pct if e.has_verdict and e.expected_e2e_gain_pct is not None]
+    with_verdict.sort(key=lambda e: (-(e.expected_e2e_gain_pct or 0.0),
+                                     -(e.pct_gpu_time or 0.0), e.short_name))
+    rest = [e for e in by_pct if e not in with_verdict]
+    return [e.short_name for e in by_pct], [e.short_name for e in with_verdict + rest]
+
+
+def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
+    options = options or AnalyzeOptions()
+    peaks = inputs.peaks
+    env = inputs.env
+    workload = inputs.workload or (env.workload if env else None) or Workload()
+    errors: list[Any] = list(inputs.problems) + list(peaks.problems)
+    topn = inputs.topn or TopN()
+    w, a, kv, dtype_notes = _dtypes(inputs.model, env)
+    sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=workload,
+                 weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
+                 options=options, neighbours=_neighbours(topn), refinements=inputs.refinements)
+    heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
+    entries: list[Entry] = []
+    degraded: list[Degraded] = []
+    for head in heads:
+        try:
+            entry, reason = analyze_entry(head, sh)
+        except Exception as exc:  # L5: never let one entry fail the run
+            msg = f"{printable(head.short_name, limit=60)}: {type(exc).__name__}: {exc}"
+            errors.append(msg)
+            data = _base_entry(head, "decode", "unknown", None)
+            data["notes"] = f"Internal error while analysing this entry: {msg}"
+            data.update(route="pct_order", route_reason="analysis failed; pct_gpu_time order")
+            entry, reason = Entry(**data), f"analysis failed: {type(exc).__name__}"
+        entries.append(entry)
+        if reason is not None:
+            degraded.append(Degraded(name=entry.short_name, reason=reason))
+    by_pct, by_gain = rank_entries(entries)
+    stages = {e.stage for e in entries} if entries else {"A"}  # type: ignore[attr-defined]
+    stage = max(stages)
+    peaks_info = PeaksInfo(
+        hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
+        flops=dict(sorted(peaks.flops.items())),
+        source=peaks.source,
+        confidence=peaks.confidence,
+        l2_bytes=peaks.l2_bytes,
+        product=peaks.product,
+        citation=peaks.citation,
+        compute_validated=peaks.compute_validated,
+    )
+    wl_dump = {k: v for k, v in workload.model_dump().items() if v is not None}
+    artifact = Artifact(
+        skill="roofline",
+        skill_version=SKILL_VERSION,
+        gfx=peaks.gfx or (env.gfx if env else None),
+        peaks=peaks_info,
+        stage=stage,
+        round=inputs.round_name,
+        workload=wl_dump,
+        head_threshold_pct=options.head_threshold_pct,
+        max_heads=options.max_heads,
+        head_selection=(
+            f"pct_gpu_time >= {options.head_threshold_pct:g} (or serving_weighted_pct >= "
+            f"{options.head_threshold_pct:g}), biggest first, at most {options.max_heads}; "
+            f"{len(heads)} of {len(topn.entries)} Top-N entries"
+        ),
+        total_gpu_time_ms=topn.total_gpu_time_ms,
+        decode_steps_in_window=(topn.serving.n_decode_steps if topn.serving else None),
+        target_eff_source=options.target_eff_source or "spec §7 priors",
+        inputs=dict(sorted(inputs.inputs_used.items())),
+        entries=entries,
+        ranking_by_pct=by_pct,
+        ranking_by_expected_gain=by_gain,
+        degraded=degraded,
+        skill_errors=errors,
+        doctrine_note=DOCTRINE,
+    )
+    return artifact
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)

@@ -1,0 +1,142 @@
+"""The output artifact ``profile_roofline.json`` (spec §2 field names, plus upstream extras).
+
+Both models allow extra fields, so real upstream artifacts load and round-trip with every field
+they carry. Numbers are SI: bytes, FLOPs, seconds-derived rates (B/s, FLOP/s); ``t_ms`` keeps the
+spec's millisecond unit because that is its name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BOUND_TYPES = ("memory", "compute", "latency", "unknown")
+HEADROOM_CLASSES = ("underperforming", "moderate", "saturated", "unknown")
+ROUTES = (
+    "kernel_tuning",
+    "kernel_occupancy",
+    "byte_reduction",
+    "byte_reduction_or_fusion",
+    "host_side",
+    "low_priority",
+    "pct_order",
+)
+DOCTRINE = (
+    "roofline_pct measures how well a kernel executes its current algorithm's byte/FLOP budget, "
+    "not whether that budget is necessary: a saturated head is done with tuning, not with "
+    "optimization. Advisory only; pct_gpu_time stays the primary key and the measurement decides."
+)
+
+
+class Alternative(BaseModel):
+    """A byte/FLOP candidate the feasibility rule considered (spec §4)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    label: str
+    bytes_est: float
+    flops_est: float
+    roofline_pct_raw: float | None = None
+    feasible: bool
+    chosen: bool = False
+    note: str = ""
+
+
+class Entry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    short_name: str
+    pct_gpu_time: float | None = None
+    regime: str | None = None
+    op_class: str = "unknown"
+    modeled: bool = False
+    t_ms: float | None = None
+    launches_per_step: float | None = None
+    bytes_est: float | None = None
+    flops_est: float | None = None
+    achieved_bw_bytes_s: float | None = None
+    achieved_flops: float | None = None
+    hbm_util: float | None = None
+    compute_util: float | None = None
+    arithmetic_intensity: float | None = None
+    ridge_point: float | None = None
+    bound_type: str = "unknown"
+    roofline_pct: float | None = None
+    target_eff: float | None = None
+    attainable_speedup: float | None = None
+    expected_e2e_gain_pct: float | None = None
+    headroom_class: str = "unknown"
+    confidence: str = "low"
+    suspect: bool = False
+    byte_reduction_levers: list[str] = Field(default_factory=list)
+    notes: str = ""
+
+    @property
+    def has_verdict(self) -> bool:
+        return self.headroom_class in ("underperforming", "moderate", "saturated")
+
+
+class PeaksInfo(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    hbm_bw_bytes_s: float | None = None
+    flops: dict[str, float] = Field(default_factory=dict)
+    source: str = "none"
+    confidence: str = "low"
+
+
+class Degraded(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    reason: str
+
+
+class Artifact(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    skill: str = "roofline"
+    skill_version: str = "1"
+    gfx: str | None = None
+    peaks: PeaksInfo = Field(default_factory=PeaksInfo)
+    stage: str = "A"
+    entries: list[Entry] = Field(default_factory=list)
+    ranking_by_pct: list[str] = Field(default_factory=list)
+    ranking_by_expected_gain: list[str] = Field(default_factory=list)
+    degraded: list[Degraded] = Field(default_factory=list)
+    skill_errors: list[Any] = Field(default_factory=list)
+
+    def entry(self, short_name: str) -> Entry | None:
+        for e in self.entries:
+            if e.short_name == short_name:
+                return e
+        return None
+
+
+Stage = Literal["A", "B", "C"]
+
+
+def _round_floats(value: Any) -> Any:
+    """Stable rounding (7 significant digits) so output is byte-identical and diffable."""
+    if isinstance(value, float):
+        if value == 0.0 or value != value:
+            return value
+        return float(f"{value:.7g}")
+    if isinstance(value, dict):
+        return {k: _round_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_round_floats(v) for v in value]
+    return value
+
+
+def artifact_to_json(artifact: Artifact) -> str:
+    """Deterministic JSON text: sorted keys, rounded floats, trailing newline."""
+    data = artifact.model_dump(mode="json", exclude_none=False)
+    return json.dumps(_round_floats(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def artifact_json_schema() -> dict[str, Any]:
+    return Artifact.model_json_schema()

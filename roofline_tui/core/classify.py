@@ -1,0 +1,93 @@
+"""Kernel name / upstream ``classification`` / shapes -> op class (spec §3 step 3).
+
+``op_class`` keeps the spec's names (gemm, moe, attn, elementwise, unknown) plus ``comm`` for
+collectives, as real upstream artifacts do. ``op_subclass`` refines elementwise kernels, whose
+byte model depends on what they write (an act-and-mul halves its input, a quant writes 1 B/elem).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+OP_CLASSES = ("gemm", "moe", "attn", "elementwise", "comm", "unknown")
+
+
+@dataclass(frozen=True)
+class Classification:
+    op_class: str
+    op_subclass: str | None
+    reason: str
+
+
+def _rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+# Order matters: the first rule that matches wins.
+_RULES: list[tuple[re.Pattern[str], str, str | None]] = [
+    (_rx(r"nccl", r"rccl", r"all_?reduce", r"allgather", r"all_gather", r"reduce_?scatter",
+         r"all_?to_?all", r"cross_device_reduce", r"custom_?ar\b", r"quick_?reduce", r"mscclpp",
+         r"one_?shot", r"two_?shot", r"\bar_"), "comm", None),
+    (_rx(r"memcpy", r"memset", r"\bdtoh\b", r"\bhtod\b", r"\bdtod\b"), "elementwise", "copy"),
+    # MoE helpers that are not the expert GEMM itself
+    (_rx(r"moe_align", r"moe_sum", r"topk_?softmax", r"topk_gating", r"moe_?sorting",
+         r"count_and_sort", r"grouped_topk", r"moe_gather", r"moe_scatter"), "elementwise", "routing"),
+    (_rx(r"reshape_and_cache", r"concat_and_cache", r"kv_?cache_?(write|store|update)",
+         r"store_kvcache", r"set_kv_buffer"), "elementwise", "copy"),
+    # linear-attention / SSM families have no model here (L2): name them so the reason is clear
+    (_rx(r"gated_delta", r"delta_rule", r"mamba", r"selective_scan", r"\bssm", r"causal_conv",
+         r"chunk_(fwd|bwd)", r"fused_recurrent", r"linear_attn", r"lightning_attn"),
+     "unknown", "linear_attention"),
+    (_rx(r"fused_moe", r"moe_gemm", r"moe_kernel", r"\bfmoe", r"ck_moe", r"_moe_", r"^moe",
+         r"moe_(stage|mlp|fused)", r"grouped_gemm", r"expert", r"moe"), "moe", None),
+    (_rx(r"paged_?attention", r"flash", r"fmha", r"attention", r"attn", r"_mha_", r"\bmha",
+         r"\bmla", r"mla_", r"decode_attention", r"_fwd_grouped_kernel", r"_fwd_kernel",
+         r"sparse_(fwd|decode)", r"gqa", r"sdpa"), "attn", None),
+    (_rx(r"rms_?norm", r"layer_?norm", r"layernorm", r"group_?norm", r"\bnorm"), "elementwise",
+     "norm"),
+    (_rx(r"act_and_mul", r"silu_and_mul", r"gelu_and_mul", r"swiglu", r"geglu", r"silu_mul",
+         r"gelu_tanh_and_mul", r"_and_mul"), "elementwise", "act_and_mul"),
+    (_rx(r"quant", r"scaled_fp8", r"to_fp8", r"per_token_group", r"fp8_cast", r"cvt_fp8",
+         r"dynamic_per_token"), "elementwise", "quant"),
+    (_rx(r"rotary", r"\brope", r"rope_"), "elementwise", "rope"),
+    (_rx(r"cijk", r"tensile", r"hipblaslt", r"rocblas", r"cublas", r"xmma_gemm", r"nvjet",
+         r"cutlass", r"gemm", r"matmul", r"_mm_", r"scaled_mm", r"wvsplitk", r"llgemm",
+         r"skinny", r"sgemm", r"hgemm", r"igemm", r"\bmm\b", r"wgmma", r"hmma", r"linear"),
+     "gemm", None),
+    (_rx(r"silu", r"gelu", r"relu", r"sigmoid", r"tanh", r"softmax", r"elementwise",
+         r"vectorized", r"unrolled", r"fill", r"copy", r"cast", r"\bcat\b", r"cat_", r"index",
+         r"scatter", r"gather", r"add_", r"mul_", r"\badd\b", r"\bmul\b", r"reduce", r"sum_",
+         r"embedding", r"argmax", r"sampling", r"topk", r"where", r"clamp"), "elementwise",
+     "elementwise"),
+]
+
+_CLASSIFICATION_FALLBACK: dict[str, tuple[str, str | None]] = {
+    "library_gemm": ("gemm", None),
+    "library_attn": ("attn", None),
+    "reduction_norm": ("elementwise", "norm"),
+    "elementwise_overhead": ("elementwise", "elementwise"),
+    "memory": ("elementwise", "copy"),
+}
+
+
+def classify(name: str, classification: str | None = None,
+             shapes: list[list[list[int]]] | None = None) -> Classification:
+    """Pick the op class of a kernel. Name rules first, then the upstream ``classification``,
+    then a shape hint (a 3-D weight operand means a grouped/MoE GEMM)."""
+    for pattern, op_class, sub in _RULES:
+        m = pattern.search(name)
+        if m:
+            return Classification(op_class, sub, f"kernel name matches '{m.group(0)}'")
+    if classification and classification in _CLASSIFICATION_FALLBACK:
+        op_class, sub = _CLASSIFICATION_FALLBACK[classification]
+        return Classification(op_class, sub, f"upstream classification '{classification}'")
+    for shape_set in shapes or []:
+        dims = [d for d in shape_set if d]
+        if len(dims) >= 2 and any(len(d) == 3 for d in dims[1:]) and len(dims[0]) == 2:
+            return Classification("moe", None, "a 3-D weight operand (experts × N × K)")
+        if len(dims) >= 2 and all(len(d) == 2 for d in dims[:2]):
+            a, b = dims[0], dims[1]
+            if a[1] in b:
+                return Classification("gemm", None, "two 2-D operands sharing K")
+    return Classification("unknown", None, "no rule matched the kernel name")

@@ -1,0 +1,353 @@
+"""Tolerant loaders for the round's inputs: ``profile_topN.json`` and ``env_report.json``.
+
+Every field beyond ``name`` and ``pct_gpu_time`` may be missing or malformed in real files. A bad
+field is dropped with a one-line note; a bad entry is dropped with a reason; a bad file gives a
+reason. Nothing here raises for bad input.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
+from roofline_tui.core.textsafe import printable
+
+REGIMES = ("decode", "prefill")
+
+
+# --------------------------------------------------------------------------- field coercion
+
+
+def _num(value: Any, *, positive: bool = False, nonneg: bool = False) -> float | None:
+    f = finite_or_none(value)
+    if f is None and isinstance(value, str):
+        try:
+            f = float(value.replace(",", "").strip())
+        except ValueError:
+            return None
+        if not math.isfinite(f):
+            return None
+    if f is None:
+        return None
+    if positive and f <= 0:
+        return None
+    if nonneg and f < 0:
+        return None
+    return f
+
+
+def _int(value: Any, *, positive: bool = False) -> int | None:
+    f = _num(value, positive=positive, nonneg=True)
+    return None if f is None else int(round(f))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _regime_map(value: Any, *, positive: bool = True) -> dict[str, float]:
+    """``{"prefill": x, "decode": y}`` with only finite numbers kept."""
+    out: dict[str, float] = {}
+    if isinstance(value, dict):
+        for key in REGIMES:
+            f = _num(value.get(key), positive=positive, nonneg=not positive)
+            if f is not None:
+                out[key] = f
+    return out
+
+
+def _shapes(value: Any) -> list[list[list[int]]]:
+    """``shapes`` is a list of shape sets; each set a list of dims lists. Keep the valid ones."""
+    out: list[list[list[int]]] = []
+    if not isinstance(value, list):
+        return out
+    for shape_set in value:
+        if not isinstance(shape_set, list):
+            continue
+        dims_list: list[list[int]] = []
+        for dims in shape_set:
+            if isinstance(dims, list) and all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims
+            ):
+                dims_list.append(list(dims))
+            else:
+                dims_list.append([])  # keep positions: a scalar/None argument has no dims
+        if any(dims_list):
+            out.append(dims_list)
+    return out
+
+
+# --------------------------------------------------------------------------- models
+
+
+class Serving(BaseModel):
+    """The optional ``serving`` block: step counts of the profiled window."""
+
+    model_config = ConfigDict(extra="allow")
+
+    n_prefill_steps: int | None = None
+    n_decode_steps: int | None = None
+    decode_batch_captured: int | None = None
+    decode_batch_steady: int | None = None
+    steady: bool | None = None
+    analytic_calls: dict[str, float] = Field(default_factory=dict)
+    note: str | None = None
+
+
+class TopNEntry(BaseModel):
+    """One ``top_kernels[i]`` after coercion. ``raw`` keeps the original dict for display."""
+
+    name: str
+    short_name: str
+    pct_gpu_time: float
+    rank: int | None = None
+    calls: int | None = None
+    total_ms: float | None = None
+    avg_us: float | None = None
+    shapes: list[list[list[int]]] = Field(default_factory=list)
+    dtypes: list[str] = Field(default_factory=list)
+    classification: str | None = None
+    backend_guess: str | None = None
+    editable: bool | None = None
+    phase: str | None = None
+    served_regimes: list[str] = Field(default_factory=list)
+    phase_calls_measured: dict[str, float] = Field(default_factory=dict)
+    calls_per_step: dict[str, float] = Field(default_factory=dict)
+    base_latency_ms: dict[str, float] = Field(default_factory=dict)
+    est_m: dict[str, int] = Field(default_factory=dict)  # est_shape[regime].M
+    serving_weighted_pct: float | None = None
+    input_notes: list[str] = Field(default_factory=list)
+    raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+
+class TopN(BaseModel):
+    source: str | None = None
+    total_gpu_time_ms: float | None = None
+    num_kernel_launches: int | None = None
+    num_distinct_kernels: int | None = None
+    serving: Serving | None = None
+    entries: list[TopNEntry] = Field(default_factory=list)
+
+
+class Workload(BaseModel):
+    isl: int | None = None
+    osl: int | None = None
+    conc: int | None = None
+    tp: int | None = None
+
+    def is_empty(self) -> bool:
+        return all(v is None for v in (self.isl, self.osl, self.conc, self.tp))
+
+
+class EnvReport(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    gfx: str | None = None
+    product: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    model_arch_class: str | None = None
+    model_dtype: str | None = None
+    kv_cache_dtype: str | None = None
+    workload: Workload = Field(default_factory=Workload)
+    device_props: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def short_name_of(name: str) -> str:
+    """The upstream short-name rule: first identifier, ``void `` stripped, last ``::`` part."""
+    s = name.strip()
+    if s.startswith("void "):
+        s = s[5:]
+    for stop in ("<", "(", " "):
+        idx = s.find(stop)
+        if idx > 0:
+            s = s[:idx]
+    s = s.rsplit("::", 1)[-1] or s
+    return s[:60] or name[:60]
+
+
+def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
+    """Coerce one Top-N entry; ``(None, reason)`` when it cannot be used at all."""
+    where = f"top_kernels[{index}]"
+    if not isinstance(raw, dict):
+        return None, f"{where}: not an object, skipped"
+    name = _str(raw.get("name")) or _str(raw.get("short_name"))
+    if name is None:
+        return None, f"{where}: no kernel name, skipped"
+    pct_raw = raw.get("pct_gpu_time")
+    pct = _num(pct_raw, nonneg=True)
+    if pct is None:
+        return None, (
+            f"{where} ({printable(name, limit=60)}): pct_gpu_time {printable(repr(pct_raw), limit=30)}"
+            " is not a finite non-negative number, skipped"
+        )
+    notes: list[str] = []
+    short = _str(raw.get("short_name")) or short_name_of(name)
+
+    def opt_num(key: str, **kw: bool) -> float | None:
+        if key not in raw or raw[key] is None:
+            return None
+        f = _num(raw[key], **kw)
+        if f is None:
+            notes.append(f"{key} {printable(repr(raw[key]), limit=30)} ignored (not a valid number)")
+        return f
+
+    calls = opt_num("calls", nonneg=True)
+    total_ms = opt_num("total_ms", nonneg=True)
+    avg_us = opt_num("avg_us", positive=True)
+    swp = opt_num("serving_weighted_pct", nonneg=True)
+
+    base_latency = _regime_map(raw.get("base_latency_ms"))
+    if isinstance(raw.get("base_latency_ms"), dict):
+        bad = [k for k in REGIMES if k in raw["base_latency_ms"] and k not in base_latency]
+        if bad:
+            notes.append(f"base_latency_ms[{','.join(bad)}] ignored (not a positive number)")
+    est_m: dict[str, int] = {}
+    est_shape = raw.get("est_shape")
+    if isinstance(est_shape, dict):
+        for regime in REGIMES:
+            block = est_shape.get(regime)
+            if isinstance(block, dict):
+                m = _int(block.get("M"), positive=True)
+                if m:
+                    est_m[regime] = m
+    served = raw.get("served_regimes")
+    served_list = [r for r in served if r in REGIMES] if isinstance(served, list) else []
+    dtypes = raw.get("dtypes")
+    editable = raw.get("editable")
+    entry = TopNEntry(
+        name=name,
+        short_name=short,
+        pct_gpu_time=pct,
+        rank=_int(raw.get("rank"), positive=True),
+        calls=int(calls) if calls is not None else None,
+        total_ms=total_ms,
+        avg_us=avg_us,
+        shapes=_shapes(raw.get("shapes")),
+        dtypes=[d for d in dtypes if isinstance(d, str)][:16] if isinstance(dtypes, list) else [],
+        classification=_str(raw.get("classification")),
+        backend_guess=_str(raw.get("backend_guess")),
+        editable=editable if isinstance(editable, bool) else None,
+        phase=_str(raw.get("phase")),
+        served_regimes=served_list,
+        phase_calls_measured=_regime_map(raw.get("phase_calls_measured"), positive=False),
+        calls_per_step=_regime_map(raw.get("calls_per_step")),
+        base_latency_ms=base_latency,
+        est_m=est_m,
+        serving_weighted_pct=swp,
+        input_notes=notes,
+        raw=raw,
+    )
+    return entry, None
+
+
+def parse_topn(data: Any) -> tuple[TopN, list[str]]:
+    """Parse a loaded ``profile_topN.json`` document into :class:`TopN` plus problems."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        return TopN(), [f"profile_topN.json: top level is {type(data).__name__}, expected an object"]
+    kernels = data.get("top_kernels")
+    if kernels is None:
+        kernels = data.get("kernels")  # the workload-v1 sibling has the same entry fields
+    if not isinstance(kernels, list):
+        problems.append("profile_topN.json: no top_kernels list")
+        kernels = []
+    entries: list[TopNEntry] = []
+    for i, raw in enumerate(kernels):
+        entry, reason = parse_entry(raw, i)
+        if entry is None:
+            problems.append(f"profile_topN.json: {reason}")
+        else:
+            entries.append(entry)
+    serving = None
+    sv = data.get("serving")
+    if isinstance(sv, dict):
+        analytic = sv.get("analytic_calls")
+        serving = Serving(
+            n_prefill_steps=_int(sv.get("n_prefill_steps")),
+            n_decode_steps=_int(sv.get("n_decode_steps")),
+            decode_batch_captured=_int(sv.get("decode_batch_captured"), positive=True),
+            decode_batch_steady=_int(sv.get("decode_batch_steady"), positive=True),
+            steady=sv.get("steady") if isinstance(sv.get("steady"), bool) else None,
+            analytic_calls=_regime_map(analytic, positive=False),
+            note=_str(sv.get("note")),
+        )
+    elif sv is not None:
+        problems.append("profile_topN.json: serving is not an object, ignored")
+    topn = TopN(
+        source=_str(data.get("source")),
+        total_gpu_time_ms=_num(data.get("total_gpu_time_ms"), positive=True),
+        num_kernel_launches=_int(data.get("num_kernel_launches")),
+        num_distinct_kernels=_int(data.get("num_distinct_kernels")),
+        serving=serving,
+        entries=entries,
+    )
+    return topn, problems
+
+
+def load_topn(path: Path) -> tuple[TopN | None, list[str], bool]:
+    """Load ``profile_topN.json``: ``(topn or None, problems, incomplete)``.
+
+    ``incomplete`` is True when the file looks half-written (empty or truncated JSON).
+    """
+    try:
+        data = read_json(path)
+    except ReadProblem as exc:
+        return None, [str(exc)], exc.incomplete
+    topn, problems = parse_topn(data)
+    return topn, problems, False
+
+
+def parse_env_report(data: Any) -> tuple[EnvReport, list[str]]:
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        return EnvReport(), ["env_report.json: top level is not an object, ignored"]
+    wl_raw = data.get("workload")
+    wl = Workload()
+    if isinstance(wl_raw, dict):
+        vals: dict[str, int | None] = {}
+        for key in ("isl", "osl", "conc", "tp"):
+            v = wl_raw.get(key)
+            iv = _int(v, positive=True)
+            if v is not None and iv is None:
+                problems.append(f"env_report.json: workload.{key} {printable(repr(v), limit=30)} ignored")
+            vals[key] = iv
+        wl = Workload(**vals)
+    elif wl_raw is not None:
+        problems.append("env_report.json: workload is not an object, ignored")
+    props = data.get("device_props") or data.get("device_properties")
+    extra = {
+        k: v
+        for k, v in data.items()
+        if k not in {"gfx", "product", "backend", "model", "model_arch_class", "model_dtype",
+                     "kv_cache_dtype", "workload", "device_props", "device_properties"}
+    }
+    env = EnvReport(
+        gfx=_str(data.get("gfx")),
+        product=_str(data.get("product")),
+        backend=_str(data.get("backend")),
+        model=_str(data.get("model")),
+        model_arch_class=_str(data.get("model_arch_class")),
+        model_dtype=_str(data.get("model_dtype")),
+        kv_cache_dtype=_str(data.get("kv_cache_dtype")),
+        workload=wl,
+        device_props=props if isinstance(props, dict) else None,
+        **extra,
+    )
+    return env, problems
+
+
+def load_env_report(path: Path) -> tuple[EnvReport | None, list[str]]:
+    try:
+        data = read_json(path)
+    except ReadProblem as exc:
+        return None, [str(exc)]
+    env, problems = parse_env_report(data)
+    return env, problems

@@ -1,0 +1,105 @@
+"""Spec §3 steps 5–6 and §6 L3: utilizations, roof, bound type, speedup, headroom band.
+
+Pure arithmetic on SI numbers. The two no-verdict outcomes (dispatch-bound, infeasible) are
+decided here, with the constants they use exposed for notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UTIL_BOUND_THRESHOLD = 0.60      # both utils below this → latency-bound (spec §3 step 5)
+LAUNCH_OVERHEAD_S = 5e-6         # launch-overhead scale (spec §3 step 6)
+DISPATCH_FACTOR = 2.0            # a launch within 2× the overhead is timed by dispatch
+DISPATCH_FLOOR_S = LAUNCH_OVERHEAD_S * DISPATCH_FACTOR
+SANE_LOW = 0.001                 # spec §6 L3 sanity band
+SANE_HIGH = 1.0
+SATURATED_BAND = 0.9             # × target_eff
+MODERATE_BAND = 0.6              # × target_eff
+
+
+@dataclass(frozen=True)
+class RooflineMetrics:
+    bytes_est: float
+    flops_est: float
+    t_s: float                       # time of the modelled unit (launches_per_unit × t_launch)
+    achieved_bw_bytes_s: float
+    achieved_flops: float
+    hbm_util: float
+    compute_util: float | None       # None when no usable compute peak
+    arithmetic_intensity: float | None
+    ridge_point: float | None
+    roof_axis: str                   # memory | compute
+    roofline_pct_raw: float
+    suspect: bool
+    suspect_reason: str | None
+    dispatch_bound: bool
+    bound_type: str
+    bytes_upper_bound: float
+
+
+def compute_metrics(
+    *,
+    bytes_est: float,
+    flops_est: float,
+    t_unit_s: float,
+    t_launch_s: float,
+    peak_bw: float,
+    peak_flops: float | None,
+) -> RooflineMetrics:
+    achieved_bw = bytes_est / t_unit_s
+    achieved_flops = flops_est / t_unit_s
+    hbm_util = achieved_bw / peak_bw
+    compute_util = achieved_flops / peak_flops if peak_flops else None
+    ai = flops_est / bytes_est if bytes_est > 0 else None
+    ridge = peak_flops / peak_bw if peak_flops else None
+    roof_axis = "compute" if (ai is not None and ridge is not None and ai > ridge) else "memory"
+    raw = compute_util if roof_axis == "compute" and compute_util is not None else hbm_util
+    suspect_reason = None
+    if bytes_est <= 0:
+        suspect_reason = "byte estimate is zero or negative"
+    elif raw > SANE_HIGH:
+        suspect_reason = (
+            f"{roof_axis} roofline {raw:.3f} > 1: the model implies a rate above peak "
+            "(most often the byte/FLOP model over-counts, or the compute peak is unvalidated)"
+        )
+    elif raw < SANE_LOW:
+        suspect_reason = f"{roof_axis} roofline {raw:.2g} < {SANE_LOW}: the model under-counts"
+    low_utils = hbm_util < UTIL_BOUND_THRESHOLD and (compute_util or 0.0) < UTIL_BOUND_THRESHOLD
+    dispatch_bound = t_launch_s <= DISPATCH_FLOOR_S and low_utils
+    bound_type = "latency" if low_utils else roof_axis
+    return RooflineMetrics(
+        bytes_est=bytes_est,
+        flops_est=flops_est,
+        t_s=t_unit_s,
+        achieved_bw_bytes_s=achieved_bw,
+        achieved_flops=achieved_flops,
+        hbm_util=hbm_util,
+        compute_util=compute_util,
+        arithmetic_intensity=ai,
+        ridge_point=ridge,
+        roof_axis=roof_axis,
+        roofline_pct_raw=raw,
+        suspect=suspect_reason is not None,
+        suspect_reason=suspect_reason,
+        dispatch_bound=dispatch_bound,
+        bound_type=bound_type,
+        bytes_upper_bound=peak_bw * t_unit_s,
+    )
+
+
+def attainable_speedup(target_eff: float, roofline_pct: float) -> float:
+    return max(1.0, target_eff / roofline_pct)
+
+
+def expected_e2e_gain_pct(pct_gpu_time: float, speedup: float) -> float:
+    return pct_gpu_time * (1.0 - 1.0 / speedup)
+
+
+def headroom_band(roofline_pct: float, target_eff: float) -> str:
+    """Banded against target_eff, not the raw roof (spec §3 step 6)."""
+    if roofline_pct >= SATURATED_BAND * target_eff:
+        return "saturated"
+    if roofline_pct >= MODERATE_BAND * target_eff:
+        return "moderate"
+    return "underperforming"

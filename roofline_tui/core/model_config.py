@@ -1,0 +1,737 @@
+"""Hugging Face ``config.json`` (any model family) -> one normalized :class:`ModelShape`.
+
+The byte/FLOP models need a handful of numbers (hidden size, layer counts by kind, head counts,
+expert counts, dtypes). Every family spells them differently; this module is the one place that
+knows the spellings. Whatever had to be assumed or dropped is written into ``ModelShape.notes`` so
+the artifact can say so.
+
+Pure: no textual import, no I/O beyond :func:`load_model_config` reading one file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from roofline_tui.core.dtypes import canonical_dtype, dtype_bytes
+from roofline_tui.core.store import ReadProblem, read_json
+
+__all__ = [
+    "ConfigProblem",
+    "MLADims",
+    "ModelShape",
+    "load_model_config",
+    "normalize_config",
+]
+
+# Sanity ceilings: a config claiming more is corrupt, and loops over layers must stay cheap.
+_MAX_LAYERS = 100_000
+_MAX_SIZE = 1 << 40
+
+# Keys under which multimodal wrappers keep the language model's config.
+_TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+
+# layer_types vocabulary (lower-cased) -> kind.
+_FULL_TYPES = frozenset({"full_attention", "attention", "full", "global", "global_attention"})
+_SLIDING_TYPES = frozenset(
+    {"sliding_attention", "sliding_window", "sliding", "local", "local_attention",
+     "chunked_attention"}
+)
+_LINEAR_TYPES = frozenset(
+    {"linear_attention", "linear", "mamba", "mamba2", "ssm", "gated_deltanet", "deltanet",
+     "gated_delta_net", "lightning_attention", "conv", "short_conv", "recurrent"}
+)
+
+
+class ConfigProblem(ValueError):
+    """The config lacks, or has unusable, essential fields; ``str(exc)`` is one line."""
+
+
+class MLADims(BaseModel):
+    """DeepSeek-V2/V3 style multi-head latent attention dimensions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None = None
+
+
+class ModelShape(BaseModel):
+    """The model numbers the byte/FLOP models use, whatever family the config came from."""
+
+    model_config = ConfigDict(frozen=True, protected_namespaces=(), extra="forbid")
+
+    family: str
+    model_type: str | None
+    hidden_size: int
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int | None
+    num_experts: int | None
+    top_k: int | None
+    moe_intermediate_size: int | None
+    num_shared_experts: int = 0
+    shared_expert_intermediate_size: int | None = None
+    num_moe_layers: int
+    num_full_attention_layers: int
+    num_sliding_attention_layers: int = 0
+    num_linear_attention_layers: int = 0
+    sliding_window: int | None = None
+    attention_kind: Literal["gqa", "mla"]
+    mla: MLADims | None = None
+    weight_dtype: str
+    dense_weight_dtype: str | None = None
+    activation_dtype: str
+    kv_dtype: str
+    vocab_size: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def layers_of(self, op_class: str) -> int | None:
+        """How many layers carry one instance of ``op_class`` (``None``: not per-layer / none)."""
+        kind = op_class.strip().lower() if isinstance(op_class, str) else ""
+        if kind == "moe":
+            return self.num_moe_layers or None
+        if kind in ("attn", "attention"):
+            n = self.num_full_attention_layers + self.num_sliding_attention_layers
+            return n or None
+        if kind in ("gemm", "elementwise"):
+            return self.num_layers
+        return None
+
+    def kv_elems_per_token_per_layer(self) -> int:
+        """KV-cache elements one token occupies in one attention layer.
+
+        GQA: ``2 * num_kv_heads * head_dim`` (K and V). MLA caches one compressed latent plus the
+        decoupled rope key per token: ``kv_lora_rank + qk_rope_head_dim``.
+        """
+        if self.attention_kind == "mla" and self.mla is not None:
+            return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+        return 2 * self.num_kv_heads * self.head_dim
+
+    def kv_bytes_per_token_per_layer(self) -> float:
+        """:meth:`kv_elems_per_token_per_layer` times the bytes of ``kv_dtype``."""
+        return self.kv_elems_per_token_per_layer() * dtype_bytes(self.kv_dtype)[0]
+
+
+# --------------------------------------------------------------------------- value coercion
+
+
+def _count(value: Any) -> tuple[int | None, str | None]:
+    """A non-negative integer from a JSON value, or ``(None, why not)``.
+
+    Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions and negative
+    numbers are not.
+    """
+    if isinstance(value, bool):
+        return None, f"{value!r} is a boolean, not a count"
+    if isinstance(value, int):
+        if value < 0:
+            return None, f"{value} is negative"
+        if value > _MAX_SIZE:
+            return None, f"{value} is implausibly large"
+        return value, None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None, f"{value!r} is not a finite number"
+        if not value.is_integer():
+            return None, f"{value!r} is not a whole number"
+        return _count(int(value))
+    if value is None:
+        return None, "null"
+    shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
+    return None, f"{shown} is a {type(value).__name__}, not a number"
+
+
+def _lookup(cfg: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
+    """First of ``names`` present in ``cfg`` with a non-null value."""
+    for name in names:
+        if cfg.get(name) is not None:
+            return name, cfg[name]
+    return None, None
+
+
+class _Reader:
+    """Reads fields from the merged config and keeps the notes about what it assumed."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def essential(self, names: tuple[str, ...], *, limit: int = _MAX_SIZE) -> int:
+        key, raw = _lookup(self.cfg, names)
+        if key is None:
+            raise ConfigProblem(f"{names[0]} is missing")
+        value, why = _count(raw)
+        if value is None:
+            raise ConfigProblem(f"{key} is unusable: {why}")
+        if value == 0:
+            raise ConfigProblem(f"{key} must be positive, got 0")
+        if value > limit:
+            raise ConfigProblem(f"{key} is unusable: {value} is implausibly large")
+        if isinstance(raw, float):
+            self.note(f"{key} given as a float ({raw!r}); read as {value}")
+        return value
+
+    def optional(
+        self, names: tuple[str, ...], *, positive: bool = True, limit: int = _MAX_SIZE
+    ) -> int | None:
+        key, raw = _lookup(self.cfg, names)
+        if key is None:
+            return None
+        value, why = _count(raw)
+        if value is not None and value > limit:
+            value, why = None, f"{value} is implausibly large"
+        if value is not None and positive and value == 0:
+            value, why = None, "0 is not a usable size"
+        if value is None:
+            self.note(f"{key} ignored: {why}")
+            return None
+        return value
+
+    def int_list(self, name: str) -> list[int] | None:
+        raw = self.cfg.get(name)
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            self.note(f"{name} ignored: expected a list, got {type(raw).__name__}")
+            return None
+        out: list[int] = []
+        for item in raw:
+            value, _ = _count(item)
+            if value is None:
+                self.note(f"{name} ignored: contains a non-integer entry")
+                return None
+            out.append(value)
+        return out
+
+
+# --------------------------------------------------------------------------- family / merging
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _family_from(model_type: Any, architectures: Any) -> str | None:
+    if isinstance(model_type, str) and model_type.strip():
+        fam = model_type.strip().lower().replace("-", "_")
+        return fam.removesuffix("_text") or fam
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        arch = re.sub(
+            r"(For(CausalLM|ConditionalGeneration|SequenceClassification)|LMHeadModel|Model)$",
+            "",
+            architectures[0].strip(),
+        )
+        if arch:
+            return _snake(arch)
+    return None
+
+
+def _merge_text_config(raw: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], str | None]:
+    """Merge a wrapper's language-model sub-config over the top level.
+
+    Returns the merged dict and the sub-config's ``model_type`` (``None`` when not nested).
+    """
+    for key in _TEXT_CONFIG_KEYS:
+        sub = raw.get(key)
+        if isinstance(sub, dict) and sub:
+            merged = {k: v for k, v in raw.items() if k not in _TEXT_CONFIG_KEYS}
+            merged.update(sub)
+            # The wrapper often carries quantization/dtype only at the top level.
+            for carry in ("quantization_config", "compression_config", "torch_dtype", "dtype"):
+                if merged.get(carry) is None and raw.get(carry) is not None:
+                    merged[carry] = raw[carry]
+            wrapper = raw.get("model_type")
+            shown = f" ({wrapper})" if isinstance(wrapper, str) else ""
+            notes.append(f"{key} of the multimodal wrapper{shown} merged over the top level")
+            sub_type = sub.get("model_type")
+            return merged, sub_type if isinstance(sub_type, str) else None
+    return dict(raw), None
+
+
+# --------------------------------------------------------------------------- dtypes
+
+
+def _activation_dtype(r: _Reader) -> str:
+    key, raw = _lookup(r.cfg, ("torch_dtype", "dtype"))
+    if key is None:
+        r.note("torch_dtype not given; activation dtype assumed bf16")
+        return "bf16"
+    canon = canonical_dtype(raw)
+    if canon is None:
+        r.note(f"{key} {raw!r} not recognised; activation dtype assumed bf16")
+        return "bf16"
+    if canon == "fp32":
+        r.note(f"{key} is float32; serving engines run such checkpoints in 16-bit, assumed bf16")
+        return "bf16"
+    if canon not in ("bf16", "fp16"):
+        r.note(f"{key} {raw!r} is not an activation dtype; activation dtype assumed bf16")
+        return "bf16"
+    return canon
+
+
+def _bits_dtype(bits: int | None, kind: str) -> str | None:
+    if bits is None:
+        return None
+    if kind == "float":
+        return {8: "fp8", 4: "fp4", 6: "fp6", 16: "bf16"}.get(bits)
+    return {8: "int8", 4: "int4", 16: "bf16"}.get(bits)
+
+
+def _compressed_tensors_dtype(q: dict[str, Any]) -> str | None:
+    groups = q.get("config_groups")
+    if isinstance(groups, dict):
+        for group in groups.values():
+            weights = group.get("weights") if isinstance(group, dict) else None
+            if isinstance(weights, dict):
+                bits, _ = _count(weights.get("num_bits"))
+                kind = str(weights.get("type") or "int").lower()
+                found = _bits_dtype(bits, "float" if kind == "float" else "int")
+                if found:
+                    return found
+    fmt = q.get("format")
+    return canonical_dtype(fmt) if isinstance(fmt, str) else None
+
+
+def _quark_dtype(q: dict[str, Any]) -> str | None:
+    glob = q.get("global_quant_config")
+    if not isinstance(glob, dict):
+        return None
+    weight = glob.get("weight")
+    if isinstance(weight, list) and weight:
+        weight = weight[0]
+    if isinstance(weight, dict):
+        return canonical_dtype(weight.get("dtype"))
+    return None
+
+
+def _quant_weight_dtype(q: dict[str, Any], r: _Reader) -> str | None:
+    """Weight dtype implied by a ``quantization_config``; ``None`` when not understood."""
+    method_raw = q.get("quant_method")
+    method = method_raw.strip().lower() if isinstance(method_raw, str) else ""
+    if method in ("fp8", "fbgemm_fp8", "ptpc_fp8", "fp8_dynamic"):
+        return "fp8"
+    if method == "mxfp4":
+        return "fp4"
+    if method in ("compressed-tensors", "compressed_tensors"):
+        return _compressed_tensors_dtype(q)
+    if method == "quark":
+        return _quark_dtype(q)
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "auto-round", "autoround", "marlin"):
+        bits, _ = _count(q.get("bits", q.get("w_bit")))
+        if bits is None:
+            r.note(f"quantization_config ({method}) gives no bits; assumed 4-bit weights")
+            bits = 4
+        return _bits_dtype(bits, "int")
+    if method == "bitsandbytes":
+        if q.get("load_in_4bit") is True:
+            return "int4"
+        if q.get("load_in_8bit") is True:
+            return "int8"
+        return None
+    if method == "modelopt":
+        return canonical_dtype(q.get("quant_algo"))
+    # Unknown method: its own name, or a format field, may still say it (w8a8_fp8, experts_int8).
+    for candidate in (method, q.get("fmt"), q.get("weight_dtype")):
+        found = canonical_dtype(candidate)
+        if found is not None:
+            return found
+    return None
+
+
+_EXCLUDE_KEYS = ("modules_to_not_convert", "ignore", "ignored_layers", "exclude_modules")
+
+
+def _excludes_all_attention(q: dict[str, Any]) -> bool:
+    """True when the quantization skips attention projections in every layer."""
+    for key in _EXCLUDE_KEYS:
+        entries = q.get(key)
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            if not isinstance(entry, str) or "self_attn" not in entry:
+                continue
+            # A layer-specific exclusion (layers.3.self_attn) is not a global one.
+            if not re.search(r"layers\.\d+\.", entry):
+                return True
+    return False
+
+
+def _weight_dtypes(r: _Reader, activation: str) -> tuple[str, str]:
+    """(weight dtype, dense non-expert weight dtype)."""
+    key, q = _lookup(r.cfg, ("quantization_config", "compression_config"))
+    if key is None:
+        key_dt, raw_dt = _lookup(r.cfg, ("torch_dtype", "dtype"))
+        canon = canonical_dtype(raw_dt)
+        if canon in ("fp8", "fp4", "fp6", "int8", "int4"):
+            r.note(f"{key_dt} {raw_dt!r} read as the weight dtype (no quantization_config)")
+            return canon, canon
+        return activation, activation
+    if not isinstance(q, dict):
+        r.note(f"{key} ignored: not an object; weights assumed {activation}")
+        return activation, activation
+    found = _quant_weight_dtype(q, r)
+    if found is None:
+        method = q.get("quant_method")
+        r.note(f"{key} (quant_method {method!r}) not understood; weights assumed {activation}")
+        return activation, activation
+    dense = found
+    if _excludes_all_attention(q) and found != activation:
+        dense = activation
+        r.note(
+            f"{key} leaves attention projections unquantized; non-expert weights {activation}, "
+            f"quantized weights {found}"
+        )
+    return found, dense
+
+
+def _kv_dtype(kv_cache_dtype: str | None, activation: str, r: _Reader) -> str:
+    if kv_cache_dtype is None or (
+        isinstance(kv_cache_dtype, str) and kv_cache_dtype.strip().lower() in ("", "auto")
+    ):
+        r.note(f"kv dtype = {activation} (kv_cache_dtype auto)")
+        return activation
+    canon = canonical_dtype(kv_cache_dtype)
+    if canon is None:
+        r.note(f"kv_cache_dtype {kv_cache_dtype!r} not recognised; kv dtype assumed {activation}")
+        return activation
+    return canon
+
+
+# --------------------------------------------------------------------------- layer layout
+
+
+def _attention_layout(r: _Reader, n_layers: int, family: str) -> tuple[int, int, int]:
+    """(full, sliding, linear) attention layer counts."""
+    cfg = r.cfg
+    types = cfg.get("layer_types")
+    if types is not None:
+        if isinstance(types, list) and types and all(isinstance(t, str) for t in types):
+            full = sliding = linear = 0
+            unknown: set[str] = set()
+            for t in types[:n_layers]:
+                kind = t.strip().lower()
+                if kind in _FULL_TYPES:
+                    full += 1
+                elif kind in _SLIDING_TYPES:
+                    sliding += 1
+                elif kind in _LINEAR_TYPES:
+                    linear += 1
+                else:
+                    unknown.add(t)
+            if len(types) != n_layers:
+                r.note(f"layer_types has {len(types)} entries for {n_layers} layers")
+            if unknown:
+                r.note(f"layer_types entries not counted: {', '.join(sorted(unknown))}")
+            return full, sliding, linear
+        r.note("layer_types ignored: expected a non-empty list of strings")
+
+    pattern = cfg.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        # Nemotron-H: one character per layer; '*' attention, 'M' mamba, '-' MLP, 'E' MoE.
+        full = pattern.count("*")
+        linear = pattern.count("M")
+        return full, 0, linear
+
+    interval = r.optional(("full_attention_interval",))
+    if interval is not None:
+        full = n_layers // interval
+        r.note(
+            f"full_attention_interval {interval}: {full} of {n_layers} layers use full attention, "
+            f"the rest linear attention"
+        )
+        return full, 0, n_layers - full
+
+    attn_types = cfg.get("attn_type_list")
+    if isinstance(attn_types, list) and attn_types:
+        # MiniMax-01: 1 = softmax attention, 0 = lightning (linear) attention.
+        vals = [_count(v)[0] for v in attn_types[:n_layers]]
+        if all(v in (0, 1) for v in vals):
+            full = sum(1 for v in vals if v == 1)
+            return full, 0, len(vals) - full
+        r.note("attn_type_list ignored: entries must be 0 or 1")
+
+    period = r.optional(("attn_layer_period",))
+    if period is not None:
+        # Jamba: attention where i % period == offset, mamba elsewhere.
+        offset = r.optional(("attn_layer_offset",), positive=False) or 0
+        full = sum(1 for i in range(n_layers) if i % period == offset)
+        return full, 0, n_layers - full
+
+    window = r.optional(("sliding_window",))
+    if window is not None:
+        use = cfg.get("use_sliding_window")
+        if use is True:
+            # Qwen2 convention: layers from max_window_layers on use the window.
+            first = r.optional(("max_window_layers",), positive=False)
+            first = n_layers if first is None else min(first, n_layers)
+            return first, n_layers - first, 0
+        if use is None and family in ("mistral", "mixtral"):
+            r.note(f"sliding_window {window} applies to every layer ({family})")
+            return 0, n_layers, 0
+    return n_layers, 0, 0
+
+
+def _moe_layer_count(r: _Reader, n_layers: int) -> int:
+    cfg = r.cfg
+    pattern = cfg.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and "E" in pattern:
+        return pattern.count("E")
+
+    explicit = r.int_list("moe_layers")
+    if explicit is not None:
+        return len({i for i in explicit if i < n_layers})
+
+    if "first_k_dense_replace" in cfg or "moe_layer_freq" in cfg:
+        # DeepSeek / GLM-4 MoE: dense for the first k layers, then MoE every `freq` layers.
+        first_k = r.optional(("first_k_dense_replace",), positive=False) or 0
+        freq = r.optional(("moe_layer_freq",)) or 1
+        count = sum(1 for i in range(first_k, n_layers) if i % freq == 0)
+        if first_k:
+            r.note(f"first_k_dense_replace {first_k}: {count} of {n_layers} layers are MoE")
+        return count
+
+    if "decoder_sparse_step" in cfg or "mlp_only_layers" in cfg:
+        # Qwen2/3-MoE: MoE where (i + 1) % step == 0 and i is not listed in mlp_only_layers.
+        step = r.optional(("decoder_sparse_step",)) or 1
+        dense = set(r.int_list("mlp_only_layers") or [])
+        return sum(1 for i in range(n_layers) if i not in dense and (i + 1) % step == 0)
+
+    period = r.optional(("expert_layer_period",))
+    if period is not None:
+        offset = r.optional(("expert_layer_offset",), positive=False) or 0
+        return sum(1 for i in range(n_layers) if i % period == offset)
+
+    step = r.optional(("interleave_moe_layer_step",))
+    if step is not None:
+        return len(range(step - 1, n_layers, step))
+
+    return n_layers
+
+
+def _top_k(r: _Reader) -> int | None:
+    key, raw = _lookup(r.cfg, ("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k"))
+    if key is None:
+        return None
+    if isinstance(raw, list):
+        vals = [_count(v)[0] for v in raw]
+        if vals and all(v for v in vals):
+            top = max(v for v in vals if v)
+            if len(set(vals)) > 1:
+                r.note(f"{key} varies by layer; used the largest, {top}")
+            return top
+        r.note(f"{key} ignored: list with unusable entries")
+        return None
+    return r.optional((key,))
+
+
+def _num_experts(r: _Reader) -> int | None:
+    key, raw = _lookup(
+        r.cfg, ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+    )
+    if key is None:
+        return None
+    if isinstance(raw, list):
+        vals = [_count(v)[0] for v in raw]
+        if vals and all(v for v in vals) and len(set(vals)) == 1:
+            return vals[0]
+        r.note(f"{key} ignored: per-layer list that is not uniform")
+        return None
+    value = r.optional((key,), positive=False)
+    return value or None
+
+
+def _mla_dims(r: _Reader) -> MLADims | None:
+    if r.cfg.get("kv_lora_rank") is None:
+        return None
+    kv = r.optional(("kv_lora_rank",))
+    rope = r.optional(("qk_rope_head_dim",))
+    nope = r.optional(("qk_nope_head_dim",))
+    v = r.optional(("v_head_dim",))
+    if kv is None or rope is None or nope is None or v is None:
+        r.note("kv_lora_rank given without usable qk_rope/qk_nope/v head dims; treated as GQA")
+        return None
+    return MLADims(
+        kv_lora_rank=kv,
+        qk_rope_head_dim=rope,
+        qk_nope_head_dim=nope,
+        v_head_dim=v,
+        q_lora_rank=r.optional(("q_lora_rank",)),
+    )
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def normalize_config(raw: dict, *, kv_cache_dtype: str | None = None) -> ModelShape:
+    """Normalize a parsed ``config.json`` into a :class:`ModelShape`.
+
+    Raises :class:`ConfigProblem` when hidden size, layer count or head count is missing or
+    unusable. Every other odd value is dropped with a note.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigProblem(f"config must be a JSON object, got {type(raw).__name__}")
+    notes: list[str] = []
+    cfg, sub_type = _merge_text_config(raw, notes)
+    r = _Reader(cfg)
+    r.notes.extend(notes)
+
+    top_type = raw.get("model_type")
+    model_type = top_type if isinstance(top_type, str) else sub_type
+    family = _family_from(sub_type or top_type, cfg.get("architectures"))
+    if family is None:
+        family = "unknown"
+        r.note("model_type and architectures missing; family unknown")
+
+    hidden = r.essential(("hidden_size", "n_embd", "d_model"))
+    n_layers = r.essential(("num_hidden_layers", "n_layer", "num_layers"), limit=_MAX_LAYERS)
+    heads = r.essential(("num_attention_heads", "n_head", "num_heads"))
+
+    kv_heads = r.optional(
+        ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+    )
+    if kv_heads is None:
+        kv_heads = heads
+        r.note(f"num_key_value_heads not given; assumed = num_attention_heads ({heads})")
+    elif kv_heads > heads:
+        r.note(f"num_key_value_heads {kv_heads} > num_attention_heads {heads}; capped at {heads}")
+        kv_heads = heads
+    elif heads % kv_heads:
+        r.note(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+
+    mla = _mla_dims(r)
+    if mla is not None:
+        head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+        r.note(
+            f"MLA: head_dim = qk_nope_head_dim + qk_rope_head_dim = {head_dim}; KV cache holds "
+            f"kv_lora_rank + qk_rope_head_dim = {mla.kv_lora_rank + mla.qk_rope_head_dim} "
+            f"elements per token per layer"
+        )
+    else:
+        explicit = r.optional(("head_dim",))
+        if explicit is not None:
+            head_dim = explicit
+        else:
+            head_dim = max(hidden // heads, 1)
+            remainder = " (not exact)" if hidden % heads else ""
+            r.note(
+                f"head_dim not given; hidden_size/num_attention_heads = {head_dim}{remainder}"
+            )
+
+    num_experts = _num_experts(r)
+    top_k = _top_k(r) if num_experts else None
+    if top_k is not None and num_experts is not None and top_k > num_experts:
+        r.note(f"experts per token {top_k} > experts {num_experts}; ignored")
+        top_k = None
+    if num_experts and top_k is None:
+        r.note("experts per token not given")
+
+    intermediate = r.optional(("intermediate_size", "ffn_hidden_size", "n_inner"))
+    dense_mlp = r.optional(("intermediate_size_mlp",))
+    moe_inter: int | None = None
+    num_shared = 0
+    shared_inter: int | None = None
+    num_moe_layers = 0
+    if num_experts:
+        moe_inter = r.optional(("moe_intermediate_size", "expert_intermediate_size"))
+        if moe_inter is None and intermediate is not None:
+            moe_inter = intermediate
+            r.note(
+                f"no moe_intermediate_size; intermediate_size {intermediate} is per-expert "
+                f"({family})"
+            )
+            intermediate = dense_mlp
+        elif moe_inter is None:
+            r.note("per-expert intermediate size not given")
+        num_moe_layers = _moe_layer_count(r, n_layers)
+        n_shared = r.optional(("n_shared_experts", "num_shared_experts"), positive=False)
+        qwen_shared = r.optional(("shared_expert_intermediate_size",), positive=False)
+        if n_shared:
+            num_shared = n_shared
+            shared_inter = qwen_shared or moe_inter
+        elif qwen_shared:
+            num_shared = 1
+            shared_inter = qwen_shared
+    elif dense_mlp is not None:
+        intermediate = dense_mlp
+    if intermediate is None and not num_experts:
+        r.note("intermediate_size not given")
+
+    full, sliding, linear = _attention_layout(r, n_layers, family)
+    window = r.optional(("sliding_window",)) if sliding else None
+
+    activation = _activation_dtype(r)
+    weight, dense_weight = _weight_dtypes(r, activation)
+    kv = _kv_dtype(kv_cache_dtype, activation, r)
+
+    return ModelShape(
+        family=family,
+        model_type=model_type,
+        hidden_size=hidden,
+        num_layers=n_layers,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        num_experts=num_experts,
+        top_k=top_k,
+        moe_intermediate_size=moe_inter,
+        num_shared_experts=num_shared,
+        shared_expert_intermediate_size=shared_inter,
+        num_moe_layers=num_moe_layers,
+        num_full_attention_layers=full,
+        num_sliding_attention_layers=sliding,
+        num_linear_attention_layers=linear,
+        sliding_window=window,
+        attention_kind="mla" if mla is not None else "gqa",
+        mla=mla,
+        weight_dtype=weight,
+        dense_weight_dtype=dense_weight,
+        activation_dtype=activation,
+        kv_dtype=kv,
+        vocab_size=r.optional(("vocab_size", "padded_vocab_size")),
+        notes=tuple(r.notes),
+    )
+
+
+def load_model_config(
+    path: Any, *, kv_cache_dtype: str | None = None
+) -> tuple[ModelShape | None, list[str]]:
+    """Read and normalize a ``config.json`` (or a model directory holding one). Never raises.
+
+    Returns ``(shape, [])`` on success and ``(None, [one-line reasons])`` on any problem.
+    """
+    try:
+        p = Path(path)
+        if p.is_dir():
+            p = p / "config.json"
+    except (TypeError, ValueError, OSError) as exc:
+        return None, [f"model config path {path!r} unusable: {exc}"]
+    name = p.name or str(p)
+    try:
+        raw = read_json(p)
+    except ReadProblem as exc:
+        return None, [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - a loader must never take the run down
+        return None, [f"{name}: cannot read ({type(exc).__name__})"]
+    if not isinstance(raw, dict):
+        return None, [f"{name}: expected a JSON object, got {type(raw).__name__}"]
+    try:
+        return normalize_config(raw, kv_cache_dtype=kv_cache_dtype), []
+    except ConfigProblem as exc:
+        return None, [f"{name}: {exc}"]
+    except Exception as exc:  # noqa: BLE001
+        return None, [f"{name}: cannot normalize ({type(exc).__name__}: {exc})"]

@@ -1,0 +1,781 @@
+"""Hardware peak table: parse ``peaks.md``, pick the section for a GPU, derive a fallback.
+
+The table format is the upstream skill's: markdown prose with one fenced ``yaml`` block per
+section (``gfx``, optional ``product``, ``cu``/``sms``, ``hbm_bw_bytes_s``,
+``flops: {dtype: FLOP/s}``, ``l2_bytes``, ``mall_bytes``, plus this project's ``source`` and
+``default`` keys).
+
+Nothing here raises on bad input: a broken block becomes a problem string, an unknown GPU becomes a
+``Peaks`` with ``source="derived"`` or ``"none"`` and low confidence (spec §6 L1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+from roofline_tui.core.dtypes import canonical_dtype
+
+__all__ = [
+    "PeakSection",
+    "Peaks",
+    "CDNA_FLOPS_PER_CU_CLOCK",
+    "derive_peaks_from_props",
+    "load_peak_table",
+    "match_product",
+    "normalize_arch",
+    "normalize_product",
+    "parse_peaks_md",
+    "peak_flops_for",
+    "resolve_peaks",
+]
+
+
+class PeakSection(BaseModel):
+    """One yaml block of a peak table."""
+
+    gfx: str
+    product: str | None = None
+    cu: int | None = None
+    hbm_bw_bytes_s: float
+    flops: dict[str, float] = Field(default_factory=dict)
+    l2_bytes: int | None = None
+    mall_bytes: int | None = None
+    source: str | None = None
+    default: bool = False
+    title: str = ""
+
+
+class Peaks(BaseModel):
+    """The resolved denominators for one run (spec §2 ``peaks``)."""
+
+    gfx: str | None = None
+    product: str | None = None
+    hbm_bw_bytes_s: float | None = None
+    flops: dict[str, float] = Field(default_factory=dict)
+    l2_bytes: int | None = None
+    cu: int | None = None
+    source: Literal["table", "derived", "none"]
+    confidence: Literal["high", "low"]
+    citation: str | None = None
+    compute_validated: bool = False
+    problems: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+
+_GFX_RE = re.compile(r"gfx[0-9a-f]{3,5}")
+_SM_RE = re.compile(r"^(?:sm|compute)[_ ]?(\d{2,3})[a-z]?$")
+_CC_RE = re.compile(r"^(\d{1,2})\.(\d)[a-z]?$")
+_TARGET_VERSION_RE = re.compile(r"^\d{5,6}$")
+
+_CODENAMES = {
+    "cdna2": "gfx90a",
+    "cdna3": "gfx942",
+    "cdna4": "gfx950",
+    "ampere": "sm_80",
+    "hopper": "sm_90",
+    "blackwell": "sm_100",
+}
+
+
+def _gfx_from_target_version(value: int) -> str | None:
+    """ROCm ``Gfx_Target_Version`` (major*10000 + minor*100 + stepping) -> ``gfxNNN``."""
+    if value < 10000:
+        return None
+    major, minor, step = value // 10000, (value // 100) % 100, value % 100
+    if minor > 15 or step > 15:
+        return None
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def normalize_arch(name: object) -> str | None:
+    """Canonical arch key: ``gfx950``, ``gfx90a``, ``sm_90``, ``sm_100`` ...
+
+    Accepts ``gfx950:sramecc+:xnack-``, ``amdgcn-amd-amdhsa--gfx942``, ``sm90``, ``sm_90a``,
+    ``compute_90``, a compute capability ``"9.0"`` and a ROCm target version such as ``90500``.
+    Anything else comes back lower-cased and stripped, or ``None`` when empty.
+    """
+    if name is None or isinstance(name, bool):
+        return None
+    if isinstance(name, int):
+        return _gfx_from_target_version(name)
+    if isinstance(name, float):
+        name = f"{name:.1f}"
+    if not isinstance(name, str):
+        return None
+    s = name.strip().lower()
+    if not s:
+        return None
+    m = _GFX_RE.search(s)
+    if m:
+        return m.group(0)
+    s = s.split(":")[0].strip()
+    m = _SM_RE.match(s)
+    if m:
+        return f"sm_{m.group(1)}"
+    m = _CC_RE.match(s)
+    if m:
+        return f"sm_{m.group(1)}{m.group(2)}"
+    if _TARGET_VERSION_RE.match(s):
+        return _gfx_from_target_version(int(s)) or s
+    return _CODENAMES.get(s, s)
+
+
+_VENDOR_WORDS = ("amd", "nvidia", "instinct", "tesla", "radeon", "ai", "pro")
+# what may follow a product name in a device string and still mean that product
+_PRODUCT_SUFFIX_RE = re.compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")
+
+
+def normalize_product(name: object) -> str | None:
+    """``"AMD Instinct MI325X"`` -> ``"mi325x"``; ``"H100 SXM"`` -> ``"h100sxm"``."""
+    if not isinstance(name, str):
+        return None
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    words = [w for w in words if w not in _VENDOR_WORDS]
+    s = "".join(words)
+    return s or None
+
+
+def match_product(name: object, sections: Iterable[PeakSection]) -> PeakSection | None:
+    """The section whose ``product`` the device/product string names, or ``None``.
+
+    Matching ignores case, spaces and punctuation; a form-factor/memory suffix (``SXM5``,
+    ``80GB HBM3``, ``OAM``) is tolerated, other suffixes (``PCIe``, ``NVL``) are not, because
+    those parts have different bandwidth.
+    """
+    wanted = normalize_product(name)
+    if not wanted:
+        return None
+    best: PeakSection | None = None
+    for sec in sections:
+        have = normalize_product(sec.product)
+        if not have:
+            continue
+        if wanted == have:
+            return sec
+        if wanted.startswith(have) and _PRODUCT_SUFFIX_RE.match(wanted[len(have) :]):
+            if best is None or len(have) > len(normalize_product(best.product) or ""):
+                best = sec
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing
+
+
+_FENCE_OPEN_RE = re.compile(r"^\s*(```|~~~)\s*(\w*)")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+def _one_line(text: object, limit: int = 160) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _as_float(value: Any) -> float | None:
+    """Numbers and numeric strings (PyYAML reads ``8.0e12`` as a string) -> positive float."""
+    if isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, int | float):
+            out = float(value)
+        elif isinstance(value, str):
+            out = float(value.strip().replace("_", ""))
+        else:
+            return None
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(out) or out <= 0:
+        return None
+    return out
+
+
+def _as_int(value: Any) -> int | None:
+    f = _as_float(value)
+    if f is None or f >= 2**63:
+        return None
+    return int(round(f))
+
+
+def _yaml_blocks(text: str) -> list[tuple[str, int, str]]:
+    """(heading title, 1-based line of the fence, body) for each ```yaml / ```yml block."""
+    blocks: list[tuple[str, int, str]] = []
+    title = ""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE_OPEN_RE.match(line)
+        if m:
+            fence, lang = m.group(1), m.group(2).lower()
+            start = i
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and not lines[i].lstrip().startswith(fence):
+                body.append(lines[i])
+                i += 1
+            if lang in ("yaml", "yml"):
+                blocks.append((title, start + 1, "\n".join(body)))
+            i += 1
+            continue
+        h = _HEADING_RE.match(line)
+        if h:
+            title = h.group(1)
+        i += 1
+    return blocks
+
+
+def _section_from_mapping(
+    data: Mapping[Any, Any], title: str, where: str, problems: list[str]
+) -> PeakSection | None:
+    gfx = normalize_arch(data.get("gfx"))
+    if not gfx:
+        problems.append(f"{where}: no 'gfx' key; block skipped")
+        return None
+    hbm = _as_float(data.get("hbm_bw_bytes_s"))
+    if hbm is None:
+        problems.append(f"{where}: missing or invalid hbm_bw_bytes_s; block skipped")
+        return None
+    flops: dict[str, float] = {}
+    raw_flops = data.get("flops")
+    if isinstance(raw_flops, Mapping):
+        for key, value in raw_flops.items():
+            canon = canonical_dtype(str(key))
+            val = _as_float(value)
+            if canon is None or val is None:
+                problems.append(f"{where}: flops entry {_one_line(key, 40)!r} ignored")
+                continue
+            if canon in flops:
+                problems.append(f"{where}: duplicate flops entry for {canon}; kept the first")
+                continue
+            flops[canon] = val
+    elif raw_flops is not None:
+        problems.append(f"{where}: 'flops' is not a mapping; no compute peaks")
+    product = data.get("product")
+    source = data.get("source")
+    default = data.get("default", False)
+    return PeakSection(
+        gfx=gfx,
+        product=(str(product).strip() or None) if product is not None else None,
+        cu=_as_int(data.get("cu", data.get("sms", data.get("cus")))),
+        hbm_bw_bytes_s=hbm,
+        flops=flops,
+        l2_bytes=_as_int(data.get("l2_bytes")),
+        mall_bytes=_as_int(data.get("mall_bytes")),
+        source=_one_line(source, 400) if source is not None else None,
+        default=default is True or str(default).strip().lower() in ("true", "yes", "1"),
+        title=_one_line(title, 200),
+    )
+
+
+def parse_peaks_md(text: str) -> tuple[list[PeakSection], list[str]]:
+    """Sections of a ``peaks.md`` document and one-line problems for the blocks that were skipped.
+
+    Never raises: unreadable text, broken YAML and blocks without ``gfx`` or a bandwidth are
+    reported and skipped.
+    """
+    sections: list[PeakSection] = []
+    problems: list[str] = []
+    if not isinstance(text, str):
+        return sections, ["peak table is not text"]
+    try:
+        blocks = _yaml_blocks(text)
+    except Exception as exc:  # pragma: no cover - defensive
+        return sections, [f"peak table unreadable: {_one_line(exc)}"]
+    for n, (title, line, body) in enumerate(blocks, start=1):
+        where = f"yaml block {n} (line {line}" + (f", '{_one_line(title, 60)}')" if title else ")")
+        try:
+            data = yaml.safe_load(body)
+        except Exception as exc:
+            problems.append(f"{where}: YAML error: {_one_line(exc, 120)}")
+            continue
+        if data is None:
+            continue
+        if not isinstance(data, Mapping):
+            problems.append(f"{where}: not a mapping; block skipped")
+            continue
+        try:
+            sec = _section_from_mapping(data, title, where, problems)
+        except Exception as exc:
+            problems.append(f"{where}: {_one_line(exc, 120)}")
+            continue
+        if sec is not None:
+            sections.append(sec)
+    defaults: dict[str, int] = {}
+    for sec in sections:
+        if sec.default:
+            defaults[sec.gfx] = defaults.get(sec.gfx, 0) + 1
+    for gfx, count in defaults.items():
+        if count > 1:
+            problems.append(f"{gfx}: {count} sections say default: true; the first one is used")
+    return sections, problems
+
+
+def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], list[str]]:
+    """Parse ``path``, or the table bundled in ``roofline_tui/data/peaks.md`` when ``None``.
+
+    Never raises; an unreadable file gives no sections and one problem line.
+    """
+    try:
+        if path is None:
+            ref = resources.files("roofline_tui").joinpath("data/peaks.md")
+            text = ref.read_text(encoding="utf-8")
+            label = "bundled peaks.md"
+        else:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            label = str(path)
+    except Exception as exc:
+        where = "bundled peaks.md" if path is None else str(path)
+        return [], [f"cannot read peak table {where}: {_one_line(exc, 120)}"]
+    sections, problems = parse_peaks_md(text)
+    if not sections:
+        problems.append(f"peak table {label} has no usable sections")
+    return sections, problems
+
+
+# ---------------------------------------------------------------------------------------------
+# derived peaks (spec §6 L1)
+
+
+# dense FLOP per CU per clock, from hardware-peaks.md (AMD CDNA 2/3/4 white papers)
+CDNA_FLOPS_PER_CU_CLOCK: dict[str, dict[str, float]] = {
+    "cdna2": {"fp64": 256, "fp32": 256, "bf16": 1024, "fp16": 1024, "int8": 1024},
+    "cdna3": {
+        "fp64": 256,
+        "fp32": 256,
+        "tf32": 1024,
+        "bf16": 2048,
+        "fp16": 2048,
+        "fp8": 4096,
+        "int8": 4096,
+    },
+    "cdna4": {
+        "fp64": 128,
+        "fp32": 256,
+        "bf16": 4096,
+        "fp16": 4096,
+        "fp8": 8192,
+        "int8": 8192,
+        "fp6": 16384,
+        "fp4": 16384,
+    },
+}
+
+_CDNA_OF_ARCH = {
+    "gfx90a": "cdna2",
+    "gfx940": "cdna3",
+    "gfx941": "cdna3",
+    "gfx942": "cdna3",
+    "gfx950": "cdna4",
+}
+
+# normalised key (lower case, no separators) -> (field, multiplier to SI)
+# torch deviceProperties / CUDA use kHz for clockRate and memoryClockRate; rocprofv3 agent_info
+# and rocprof-compute sysinfo use MHz.
+_PROP_KEYS: dict[str, tuple[str, float]] = {
+    "numsms": ("cu", 1),
+    "multiprocessorcount": ("cu", 1),
+    "cucount": ("cu", 1),
+    "cupergpu": ("cu", 1),
+    "cus": ("cu", 1),
+    "cu": ("cu", 1),
+    "clockratehz": ("clock_hz", 1),
+    "clockratekhz": ("clock_hz", 1e3),
+    "clockrate": ("clock_hz", 1e3),
+    "clockratemhz": ("clock_hz", 1e6),
+    "maxengineclkfcompute": ("clock_hz", 1e6),
+    "maxsclk": ("clock_hz", 1e6),
+    "maxsclkmhz": ("clock_hz", 1e6),
+    "memoryclockratehz": ("mem_clock_hz", 1),
+    "memoryclockratekhz": ("mem_clock_hz", 1e3),
+    "memoryclockrate": ("mem_clock_hz", 1e3),
+    "memoryclockratemhz": ("mem_clock_hz", 1e6),
+    "maxmclk": ("mem_clock_hz", 1e6),
+    "memorybuswidthbits": ("bus_bits", 1),
+    "memorybuswidth": ("bus_bits", 1),
+    "l2cachesize": ("l2_bytes", 1),
+    "l2bytes": ("l2_bytes", 1),
+}
+_ARCH_KEYS = ("gcnarchname", "gfxarch", "gpuarch", "arch", "gfx", "name")
+_NAME_KEYS = ("productname", "marketingname", "gpumodel", "name", "modelname")
+
+
+def _norm_key(key: object) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(key).lower())
+
+
+def _pick_props(device_props: Any) -> dict[str, Any]:
+    """One flat property dict: a mapping as is, or the first GPU-looking mapping of a list."""
+    if isinstance(device_props, Mapping):
+        return {_norm_key(k): v for k, v in device_props.items()}
+    if isinstance(device_props, Sequence) and not isinstance(device_props, str | bytes):
+        maps = [p for p in device_props if isinstance(p, Mapping)]
+        for p in maps:
+            norm = {_norm_key(k): v for k, v in p.items()}
+            if str(norm.get("agenttype", "GPU")).strip().upper() == "GPU":
+                return norm
+    return {}
+
+
+def _props_vendor(props: Mapping[str, Any]) -> Literal["amd", "nvidia"] | None:
+    keys = ("name", "productname", "vendorname", "gpumodel")
+    text = " ".join(str(props.get(k, "")) for k in keys).lower()
+    if any(k in props for k in ("gcnarchname", "gfxtargetversion", "maxengineclkfcompute")):
+        return "amd"
+    if "gfx" in text or "amd" in text or "radeon" in text or "instinct" in text:
+        return "amd"
+    if "nvidia" in text:
+        return "nvidia"
+    warp = _as_int(props.get("warpsize"))
+    if warp == 64:
+        return "amd"
+    if warp == 32:
+        return "nvidia"
+    return None
+
+
+def _arch_from_props(props: Mapping[str, Any]) -> str | None:
+    for key in _ARCH_KEYS:
+        val = props.get(key)
+        if isinstance(val, str) and _GFX_RE.search(val.lower()):
+            return normalize_arch(val)
+    tv = _as_int(props.get("gfxtargetversion"))
+    if tv:
+        arch = _gfx_from_target_version(tv)
+        if arch:
+            return arch
+    if _props_vendor(props) == "nvidia":
+        major, minor = _as_int(props.get("computemajor")), props.get("computeminor")
+        minor_i = 0 if minor in (0, "0") else _as_int(minor)
+        if major is not None and minor_i is not None:
+            return f"sm_{major}{minor_i}"
+    return None
+
+
+def _name_from_props(props: Mapping[str, Any]) -> str | None:
+    for key in _NAME_KEYS:
+        val = props.get(key)
+        if isinstance(val, str):
+            s = val.strip()
+            low = s.lower()
+            if s and low not in ("unknown", "ip discovery") and not low.startswith("gfx"):
+                return s
+    return None
+
+
+def _read_prop_numbers(props: Mapping[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, (field, scale) in _PROP_KEYS.items():
+        if field in out or key not in props:
+            continue
+        val = _as_float(props[key])
+        if val is not None:
+            out[field] = val * scale
+    return out
+
+
+def derive_peaks_from_props(
+    device_props: Any, *, gfx: str | None = None, product: str | None = None
+) -> Peaks:
+    """Low-confidence peaks from device properties (spec §6 L1).
+
+    ``hbm ≈ memory_clock_hz × bus_width_bits / 8 × 2`` and
+    ``flops[dtype] ≈ CUs × clock_hz × rate`` with the CDNA 2/3/4 per-CU-per-clock rates.
+    Whatever cannot be derived stays empty, and the problems say why.
+    """
+    props = _pick_props(device_props)
+    arch = normalize_arch(gfx) or _arch_from_props(props)
+    nums = _read_prop_numbers(props)
+    problems: list[str] = []
+    hbm: float | None = None
+    if "mem_clock_hz" in nums and "bus_bits" in nums:
+        hbm = nums["mem_clock_hz"] * nums["bus_bits"] / 8 * 2
+    flops: dict[str, float] = {}
+    family = _CDNA_OF_ARCH.get(arch or "")
+    cu = _as_int(nums.get("cu")) if "cu" in nums else None
+    if family and cu and "clock_hz" in nums:
+        for dtype, rate in CDNA_FLOPS_PER_CU_CLOCK[family].items():
+            flops[dtype] = cu * nums["clock_hz"] * rate
+    label = arch or "GPU arch unknown"
+    if hbm is None and not flops:
+        return _no_peaks(
+            arch,
+            product,
+            f"{label}: no peak-table section, and the device properties lack the clocks "
+            "needed to derive peaks; roofline ratios unavailable",
+        )
+    problems.append(
+        f"{label}: no peak-table section; peaks derived from device properties "
+        "(confidence low, display only)"
+    )
+    if hbm is None:
+        problems.append("memory bandwidth not derivable (no memory clock / bus width)")
+    else:
+        problems.append("derived memory bandwidth may read low (on HBM3/HBM3E often ~2x low)")
+    if not flops:
+        why = "no CU count or clock" if family else "no per-CU rates known for this arch"
+        problems.append(f"compute peaks not derivable ({why})")
+    validated, note = _check_bf16_fp16(flops)
+    if note and flops:
+        problems.append(note)
+    l2 = _as_int(nums.get("l2_bytes")) if "l2_bytes" in nums else None
+    return Peaks(
+        gfx=arch,
+        product=product or _name_from_props(props),
+        hbm_bw_bytes_s=hbm,
+        flops=flops,
+        l2_bytes=l2,
+        cu=cu,
+        source="derived",
+        confidence="low",
+        citation="derived from device properties (spec §6 L1)",
+        compute_validated=validated and bool(flops),
+        problems=problems,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# resolution
+
+
+def _check_bf16_fp16(flops: Mapping[str, float]) -> tuple[bool, str | None]:
+    bf16, fp16 = flops.get("bf16"), flops.get("fp16")
+    if bf16 is None or fp16 is None:
+        return False, "bf16/fp16 peak pair incomplete; compute peaks cannot be validated (§8.2)"
+    if not math.isclose(bf16, fp16, rel_tol=1e-6):
+        return False, (
+            f"bf16 peak {bf16:.4g} != fp16 peak {fp16:.4g}: compute-axis peaks are "
+            "mis-calibrated and unusable; memory axis still valid (§8.2)"
+        )
+    return True, None
+
+
+def _no_peaks(gfx: str | None, product: str | None, why: str) -> Peaks:
+    return Peaks(
+        gfx=gfx,
+        product=product,
+        hbm_bw_bytes_s=None,
+        flops={},
+        source="none",
+        confidence="low",
+        compute_validated=False,
+        problems=[why],
+    )
+
+
+def _from_section(sec: PeakSection, problems: list[str]) -> Peaks:
+    validated, note = _check_bf16_fp16(sec.flops)
+    problems = list(problems)
+    if note:
+        problems.append(f"{sec.title or sec.gfx}: {note}")
+    cite = " — ".join(p for p in (sec.title, sec.source) if p) or None
+    return Peaks(
+        gfx=sec.gfx,
+        product=sec.product,
+        hbm_bw_bytes_s=sec.hbm_bw_bytes_s,
+        flops=dict(sec.flops),
+        l2_bytes=sec.l2_bytes,
+        cu=sec.cu,
+        source="table",
+        confidence="high",
+        citation=cite,
+        compute_validated=validated,
+        problems=problems,
+    )
+
+
+def _default_for_arch(sections: Sequence[PeakSection], arch: str) -> PeakSection | None:
+    mine = [s for s in sections if s.gfx == arch]
+    for sec in mine:
+        if sec.default:
+            return sec
+    for sec in mine:
+        if not sec.product:
+            return sec
+    return None
+
+
+def _label(sec: PeakSection) -> str:
+    return f"{sec.gfx}/{sec.product}" if sec.product else sec.gfx
+
+
+def resolve_peaks(
+    sections: Sequence[PeakSection],
+    *,
+    gfx: str | None,
+    product: str | None = None,
+    device: str | None = None,
+    device_props: Any = None,
+) -> Peaks:
+    """The peaks for one GPU.
+
+    Order: ``device`` (CLI ``--device``) matched against section products (or read as an arch
+    name); the environment ``product``; the arch's ``default: true`` section (or its section
+    without ``product``); peaks derived from ``device_props``; finally ``source="none"``.
+    Product-only sections (e.g. upstream ``r9700``) never answer a bare arch lookup.
+    """
+    try:
+        return _resolve(list(sections or []), gfx, product, device, device_props)
+    except Exception as exc:  # the run never fails because of the peak table (spec §6 L5)
+        return _no_peaks(
+            normalize_arch(gfx) if isinstance(gfx, str) else None,
+            product if isinstance(product, str) else None,
+            f"peak resolution failed: {_one_line(exc, 120)}",
+        )
+
+
+def _resolve(
+    sections: list[PeakSection],
+    gfx: str | None,
+    product: str | None,
+    device: str | None,
+    device_props: Any,
+) -> Peaks:
+    problems: list[str] = []
+    product = (product.strip() or None) if isinstance(product, str) else None
+    device = (device.strip() or None) if isinstance(device, str) else None
+    props = _pick_props(device_props) if device_props is not None else {}
+    vendor = _props_vendor(props) if props else None
+    arch = normalize_arch(gfx)
+    if (
+        arch
+        and arch.startswith("sm_")
+        and vendor == "amd"
+        and isinstance(gfx, str)
+        and _CC_RE.match(gfx.strip())
+    ):
+        problems.append(
+            f"arch {gfx!r} is a compute capability reported by an AMD device, not an NVIDIA "
+            "sm arch; ignored"
+        )
+        arch = None
+    if arch is None and props:
+        arch = _arch_from_props(props)
+
+    # 1. explicit --device
+    if device:
+        sec = match_product(device, sections)
+        if sec is None:
+            dev_arch = normalize_arch(device)
+            if dev_arch and _default_for_arch(sections, dev_arch):
+                sec = _default_for_arch(sections, dev_arch)
+        if sec is not None:
+            if arch and sec.gfx != arch:
+                problems.append(
+                    f"--device {device!r} ({_label(sec)}) overrides the profile's arch {arch}"
+                )
+            return _with_props_checks(_from_section(sec, problems), props)
+        problems.append(f"--device {device!r} matches no section of the peak table")
+
+    # 2. product from the environment report, then the device name in the properties
+    candidates = [(product, "product")]
+    if props:
+        candidates.append((_name_from_props(props), "device name"))
+    for cand, what in candidates:
+        if not cand:
+            continue
+        sec = match_product(cand, sections)
+        if sec is not None and (arch is None or sec.gfx == arch):
+            return _with_props_checks(_from_section(sec, problems), props)
+        if sec is not None:
+            problems.append(
+                f"{what} {cand!r} ({_label(sec)}) disagrees with arch {arch}; ignored"
+            )
+        elif what == "product" and arch:
+            problems.append(f"product {cand!r} not in the peak table")
+
+    # 3. the arch's default section
+    if arch:
+        sec = _default_for_arch(sections, arch)
+        if sec is not None:
+            if (product or device) and sec.product:
+                problems.append(f"using {arch} default section ({sec.product})")
+            return _with_props_checks(_from_section(sec, problems), props)
+        only_products = sorted({s.product for s in sections if s.gfx == arch and s.product})
+        if only_products:
+            problems.append(
+                f"{arch} has only product-specific sections ({', '.join(only_products)}); "
+                "pass --device to use one"
+            )
+
+    # 4. derived, 5. nothing
+    if props:
+        derived = derive_peaks_from_props(props, gfx=arch, product=product)
+        derived.problems = problems + derived.problems
+        return derived
+    why = (
+        f"{arch}: not in the peak table and no device properties to derive peaks from; "
+        "roofline ratios unavailable"
+        if arch
+        else "GPU arch unknown (no gfx, product or device properties); roofline ratios unavailable"
+    )
+    return _no_peaks(arch, product, "; ".join([*problems, why]) if problems else why)
+
+
+def _with_props_checks(peaks: Peaks, props: Mapping[str, Any]) -> Peaks:
+    """Warn when the profiled device's CU count disagrees with the table (partitions, SKUs)."""
+    if not props or peaks.cu is None:
+        return peaks
+    nums = _read_prop_numbers(props)
+    cu = _as_int(nums["cu"]) if "cu" in nums else None
+    if cu is not None and cu != peaks.cu:
+        peaks.problems.append(
+            f"device reports {cu} CUs/SMs but the table section has {peaks.cu} (partition mode "
+            "or a different SKU?); compute peaks may be off"
+        )
+    return peaks
+
+
+# ---------------------------------------------------------------------------------------------
+# per-dtype lookup
+
+_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "fp4": ("fp6", "fp8", "bf16"),
+    "fp6": ("fp8", "bf16"),
+    "fp8": ("bf16",),
+    "int4": ("int8", "fp8", "bf16"),
+    "uint8": ("int8", "fp8", "bf16"),
+    "int8": ("fp8", "bf16"),
+    "fp16": ("bf16",),
+    "bf16": ("fp16",),
+    "tf32": ("fp32",),
+    "fp64": ("fp32",),
+    "fp32": ("tf32", "bf16"),
+}
+
+
+def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str | None, str | None]:
+    """(peak FLOP/s, dtype whose peak was used, note) for a kernel running in ``dtype``.
+
+    A dtype without its own peak falls back to the nearest slower path (fp4 -> fp6 -> fp8 ->
+    bf16; int8 -> fp8 -> bf16; tf32 -> fp32; fp64 -> fp32), and an unknown dtype uses bf16, each
+    with a note. ``(None, None, note)`` when the peaks hold no compute numbers at all.
+    """
+    flops = peaks.flops or {}
+    where = peaks.product or peaks.gfx or "this GPU"
+    if not flops:
+        return None, None, f"no compute peaks for {where}"
+    canon = canonical_dtype(dtype) if dtype is not None else None
+    if canon is not None and canon in flops:
+        return flops[canon], canon, None
+    chain = _FALLBACKS.get(canon, ("bf16",)) if canon else ("bf16",)
+    for alt in (*chain, "bf16", "fp16", "fp32"):
+        if alt in flops:
+            if canon is None:
+                shown = repr(dtype) if dtype is not None else "missing"
+                note = f"dtype {shown} not recognised; used the {alt} peak"
+            else:
+                note = f"no {canon} peak for {where}; used the {alt} peak"
+            return flops[alt], alt, note
+    alt, value = max(flops.items(), key=lambda kv: kv[1])
+    return value, alt, f"no {canon or 'matching'} peak for {where}; used the {alt} peak"

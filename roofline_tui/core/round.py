@@ -1,0 +1,169 @@
+"""One round on disk: find its inputs, load them tolerantly, analyse, write the artifact.
+
+Discovery (CLI contract): ``env_report.json`` in the round directory or up to three parents;
+the model ``config.json`` beside it, or in the directory env_report's ``model`` names; the
+bundled ``peaks.md`` unless another is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
+from roofline_tui.core.artifact import Artifact, artifact_to_json
+from roofline_tui.core.inputs import EnvReport, Workload, load_env_report, load_topn
+from roofline_tui.core.markdown import artifact_to_markdown
+from roofline_tui.core.model_config import load_model_config
+from roofline_tui.core.peaks import load_peak_table, resolve_peaks
+from roofline_tui.core.store import atomic_write_text
+
+TOPN_NAME = "profile_topN.json"
+ENV_NAME = "env_report.json"
+CONFIG_NAME = "config.json"
+ARTIFACT_JSON = "profile_roofline.json"
+ARTIFACT_MD = "profile_roofline.md"
+PARENT_LEVELS = 3
+
+
+@dataclass
+class RoundSources:
+    """Explicit overrides from the command line; ``None`` means discover."""
+
+    env: Path | None = None
+    model_config: Path | None = None
+    peaks: Path | None = None
+    device: str | None = None
+    workload: Workload | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # stage B/C sources (see refine.py)
+
+
+@dataclass
+class RoundResult:
+    artifact: Artifact
+    round_dir: Path
+    incomplete: bool = False        # the Top-N looked half-written
+    topn_found: bool = True
+
+
+def round_label(round_dir: Path) -> str | int | None:
+    name = round_dir.name
+    if name.startswith("round_"):
+        tag = name[len("round_"):]
+        return int(tag) if tag.isdigit() else tag
+    return name or None
+
+
+def find_env_report(round_dir: Path) -> Path | None:
+    here = round_dir.resolve()
+    for d in [here, *list(here.parents)[:PARENT_LEVELS]]:
+        candidate = d / ENV_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def find_model_config(env_path: Path | None, env: EnvReport | None, round_dir: Path) -> Path | None:
+    candidates: list[Path] = []
+    if env_path is not None:
+        candidates.append(env_path.parent / CONFIG_NAME)
+    if env is not None and env.model:
+        model = Path(env.model)
+        if not model.is_absolute() and env_path is not None:
+            model = env_path.parent / model
+        candidates += [model / CONFIG_NAME, model]
+    candidates.append(round_dir / CONFIG_NAME)
+    for c in candidates:
+        try:
+            if c.is_file() and c.suffix == ".json":
+                return c
+        except OSError:
+            continue
+    return None
+
+
+def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> tuple[RoundInputs, bool, bool]:
+    """Load everything one round needs. Returns (inputs, topn_incomplete, topn_found)."""
+    sources = sources or RoundSources()
+    problems: list[str] = []
+    used: dict[str, str] = {}
+    topn_path = round_dir / TOPN_NAME
+    topn, topn_problems, incomplete = load_topn(topn_path)
+    problems += topn_problems
+    topn_found = topn_path.exists()
+    if topn is not None:
+        used["topn"] = TOPN_NAME
+
+    env_path = sources.env or find_env_report(round_dir)
+    env: EnvReport | None = None
+    if env_path is not None:
+        env, env_problems = load_env_report(env_path)
+        problems += env_problems
+        if env is not None:
+            used["env_report"] = env_path.name
+    elif sources.env is None:
+        problems.append(
+            f"{ENV_NAME} not found in the round directory or {PARENT_LEVELS} parents: "
+            "gfx and workload unknown"
+        )
+
+    cfg_path = sources.model_config or find_model_config(env_path, env, round_dir)
+    model = None
+    if cfg_path is not None:
+        model, cfg_problems = load_model_config(
+            cfg_path, kv_cache_dtype=env.kv_cache_dtype if env else None
+        )
+        problems += cfg_problems
+        if model is not None:
+            used["model_config"] = cfg_path.name
+    else:
+        problems.append("model config.json not found: MoE/attention heads cannot be modelled")
+
+    sections, peak_problems = load_peak_table(sources.peaks)
+    problems += peak_problems
+    used["peaks"] = sources.peaks.name if sources.peaks else "peaks.md (bundled)"
+    peaks = resolve_peaks(
+        sections,
+        gfx=env.gfx if env else None,
+        product=env.product if env else None,
+        device=sources.device,
+        device_props=env.device_props if env else None,
+    )
+    workload = sources.workload
+    if env is not None and workload is not None:
+        merged = env.workload.model_dump()
+        merged.update({k: v for k, v in workload.model_dump().items() if v is not None})
+        workload = Workload(**merged)
+    inputs = RoundInputs(
+        topn=topn,
+        peaks=peaks,
+        env=env,
+        model=model,
+        round_name=round_label(round_dir),
+        workload=workload,
+        problems=problems,
+        inputs_used=used,
+    )
+    refine_loader = sources.extra.get("refinements")
+    if callable(refine_loader):
+        inputs.refinements, refine_problems = refine_loader(round_dir, inputs)
+        inputs.problems += refine_problems
+    return inputs, incomplete, topn_found
+
+
+def analyze_round(
+    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
+) -> RoundResult:
+    inputs, incomplete, found = load_round_inputs(Path(round_dir), sources)
+    artifact = analyze(inputs, options)
+    return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=incomplete,
+                       topn_found=found)
+
+
+def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``profile_roofline.json`` and ``.md`` atomically (temp file + rename)."""
+    out_dir = Path(out_dir)
+    json_path = atomic_write_text(out_dir / ARTIFACT_JSON, artifact_to_json(artifact))
+    md_path = atomic_write_text(out_dir / ARTIFACT_MD, artifact_to_markdown(artifact))
+    return json_path, md_path
