@@ -31,7 +31,7 @@ KERNELS = [
     ("triton_poi_fused_add_mul_sigmoid_silu_0", "triton", "triton", True, 3.9, 280, 22.0, 280,
      [[[64, 4096], [64, 4096]]], [BF16, BF16]),
     ("void at::native::elementwise_kernel<128, 4, at::native::direct_copy_kernel_cuda>",
-     "elementwise_overhead", "torch_native", True, 10.5, 82, 60.0, 82,
+     "elementwise_overhead", "torch_native", True, 10.5, 120, 60.0, 120,
      [[[64, 248320]]], ["float"]),
     ("void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>",
      "elementwise_overhead", "torch_native", True, 4.1, 40, 88.0, 40, [], [BF16]),
