@@ -8,7 +8,13 @@ from pathlib import Path
 
 from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS, AnalyzeOptions
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.round import TOPN_NAME, RoundSources, analyze_round, write_artifact
+from roofline_tui.core.round import (
+    TOPN_NAME,
+    RoundSources,
+    analyze_round,
+    skill_disabled,
+    write_artifact,
+)
 from roofline_tui.core.textsafe import printable
 
 
@@ -66,8 +72,13 @@ def run(args: argparse.Namespace) -> int:
                        ("--peaks", args.peaks)):
         if path is not None and not path.is_file():
             return _usage_error(f"{flag} {printable(str(path))}: no such file")
+    sources = sources_from_args(args)
+    disabled = skill_disabled(round_dir, sources)
+    if disabled:  # spec §6 L0: emit nothing, behave as if this tool did not exist
+        print(f"roofline analyze: {disabled}: analysis skipped, nothing written", file=sys.stderr)
+        return 0
     options = AnalyzeOptions(head_threshold_pct=args.head_threshold, max_heads=args.max_heads)
-    result = analyze_round(round_dir, sources_from_args(args), options)
+    result = analyze_round(round_dir, sources, options)
     artifact = result.artifact
     try:
         json_path, md_path = write_artifact(artifact, round_dir)

@@ -152,6 +152,23 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
     return inputs, incomplete, topn_found
 
 
+def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str | None:
+    """Spec §6 L0: ``analysis_skill: none`` in env_report (or ``ROOFLINE_ANALYSIS_SKILL=none``)
+    means emit nothing; returns the reason, or None when the analysis should run."""
+    import os
+
+    if os.environ.get("ROOFLINE_ANALYSIS_SKILL", "").strip().lower() == "none":
+        return "ROOFLINE_ANALYSIS_SKILL=none"
+    env_path = (sources.env if sources else None) or find_env_report(Path(round_dir))
+    if env_path is None:
+        return None
+    env, _ = load_env_report(env_path)
+    value = getattr(env, "analysis_skill", None) if env is not None else None
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return f"analysis_skill=none in {env_path.name}"
+    return None
+
+
 def analyze_round(
     round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
 ) -> RoundResult:
