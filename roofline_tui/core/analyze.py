@@ -520,7 +520,8 @@ def rank_entries(entries: list[Entry]) -> tuple[list[str], list[str]]:
     with_verdict = [e for e in by_pct if e.has_verdict and e.expected_e2e_gain_pct is not None]
     with_verdict.sort(key=lambda e: (-(e.expected_e2e_gain_pct or 0.0),
                                      -(e.pct_gpu_time or 0.0), e.short_name))
-    rest = [e for e in by_pct if e not in with_verdict]
+    verdict_ids = {id(e) for e in with_verdict}
+    rest = [e for e in by_pct if id(e) not in verdict_ids]
     return [e.short_name for e in by_pct], [e.short_name for e in with_verdict + rest]
 
 

@@ -110,10 +110,11 @@ class Artifact(BaseModel):
     skill_errors: list[Any] = Field(default_factory=list)
 
     def entry(self, short_name: str) -> Entry | None:
-        for e in self.entries:
-            if e.short_name == short_name:
-                return e
-        return None
+        """The entry with this short name (rankings refer to entries by short name)."""
+        return next((e for e in self.entries if e.short_name == short_name), None)
+
+    def entries_by_short_name(self) -> dict[str, Entry]:
+        return {e.short_name: e for e in self.entries}
 
 
 Stage = Literal["A", "B", "C"]

@@ -92,13 +92,17 @@ def artifact_to_markdown(a: Artifact) -> str:
     if extra.get("target_eff_source"):
         out.append(f"- **target_eff** from {md_cell(extra['target_eff_source'])}")
     out.append("")
+    plot_file = extra.get("plot_file")
+    if isinstance(plot_file, str) and plot_file:  # written beside the artifact by --plot
+        out += [f"![roofline]({md_cell(plot_file)})", ""]
     out.append(
         "| # | kernel | regime | class | %gpu | t/launch | unit | bytes | AI | hbm_util | "
         "compute_util | bound | roofline | target | speedup | e2e gain | headroom | route | flags |"
     )
     out.append("|" + "---|" * 19)
+    by_short = a.entries_by_short_name()
     for i, short in enumerate(a.ranking_by_pct, 1):
-        e = a.entry(short)
+        e = by_short.get(short)
         if e is None:
             continue
         ex = e.model_extra or {}
@@ -134,9 +138,9 @@ def artifact_to_markdown(a: Artifact) -> str:
         out.append("The rankings agree.")
     out += ["", "| # | by GPU time | by expected gain |", "|---|---|---|"]
     for i, (p, g) in enumerate(zip(a.ranking_by_pct, a.ranking_by_expected_gain, strict=False), 1):
-        ge = a.entry(g)
+        ge = by_short.get(g)
         gain = f" (+{ge.expected_e2e_gain_pct:.2f}%)" if ge and ge.expected_e2e_gain_pct is not None else " (no verdict)"
-        pe = a.entry(p)
+        pe = by_short.get(p)
         pct = f" ({pe.pct_gpu_time:.2f}%)" if pe and pe.pct_gpu_time is not None else ""
         out.append(f"| {i} | `{md_cell(p, limit=48)}`{pct} | `{md_cell(g, limit=48)}`{gain} |")
     movement = extra.get("movement")
@@ -145,7 +149,7 @@ def artifact_to_markdown(a: Artifact) -> str:
         out += [str(line) for line in movement]
     out += ["", "## Per-entry notes", ""]
     for short in a.ranking_by_pct:
-        e = a.entry(short)
+        e = by_short.get(short)
         if e is None:
             continue
         ex = e.model_extra or {}

@@ -1,0 +1,534 @@
+"""AMD counters: rocprofv3 ``counter_collection.csv``, rocpd SQLite, rocprof-compute
+``pmc_perf.csv``; pass joining and the bytes/FLOPs derivation.
+
+Bytes (per dispatch):
+  * ``(FETCH_SIZE + WRITE_SIZE) * 1024`` when both derived counters are present (KiB);
+  * otherwise from raw TCC->EA request counts (what rocprof-compute's ``pmc_perf.csv`` holds),
+    with the formula of the counter_defs for the detected counter family:
+    gfx950 ``RDREQ_128B*128 + RDREQ_64B*64 + RDREQ_32B*32``; gfx942 (current)
+    ``BUBBLE*128 + (RDREQ-BUBBLE-RDREQ_32B)*64 + RDREQ_32B*32``; gfx90a
+    ``RDREQ_32B*32 + (RDREQ-RDREQ_32B)*64``; writes ``(WRREQ-WRREQ_64B)*32 + WRREQ_64B*64``.
+  Either way this is traffic between L2 and the fabric (EA), not at the HBM pins.
+FLOPs (per dispatch): ``MfmaFlops<DT>`` when present, else ``SQ_INSTS_VALU_MFMA_MOPS_<DT>``
+  times the FLOPs per MOP (512 by default); F8/XF32/I8 only exist as MOPS counters. Only
+  matrix-core (MFMA) work is counted; VALU FLOPs are not.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..dtypes import canonical_dtype as canonical
+from ._util import csv_rows, mean, read_text, to_float
+from .models import KernelMeasurement
+
+DEFAULT_FLOPS_PER_MOP = 512.0
+
+CORROBORATION_COUNTERS = (
+    "MemUnitStalled",
+    "OccupancyPercent",
+    "MfmaUtil",
+    "MemUnitBusy",
+    "VALUUtilization",
+    "GPUBusy",
+)
+
+# MFMA counter tag -> canonical dtype
+_MFMA_TAGS = (("F16", "fp16"), ("BF16", "bf16"), ("F32", "fp32"), ("F64", "fp64"))
+_MOPS_ONLY_TAGS = (("F8", "fp8"), ("XF32", "tf32"), ("I8", "int8"))
+
+BYTES_NOTE_FETCH = (
+    "bytes = (FETCH_SIZE+WRITE_SIZE)*1024; counters see traffic below L2 (L2->EA fabric), "
+    "not HBM pins (Infinity Cache/MALL can make HBM bytes lower)"
+)
+DURATION_NOTE = "duration is from the counter run (serialised dispatches): informational only"
+
+
+@dataclass
+class Dispatch:
+    id: float | None
+    counters: dict[str, float] = field(default_factory=dict)
+    duration_s: float | None = None
+
+
+@dataclass
+class ParsedFile:
+    path: Path
+    source: str
+    kernels: dict[str, list[Dispatch]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def counter_names(self) -> frozenset[str]:
+        return frozenset(c for ds in self.kernels.values() for d in ds for c in d.counters)
+
+
+def _col(header: list[str], *names: str) -> int | None:
+    low = [h.strip().lower() for h in header]
+    for n in names:
+        if n in low:
+            return low.index(n)
+    return None
+
+
+def is_rocprofv3_header(row: list[str]) -> bool:
+    return (
+        _col(row, "counter_name", "counter") is not None
+        and _col(row, "counter_value", "value") is not None
+        and _col(row, "kernel_name", "name", "kernel") is not None
+    )
+
+
+def _duration(start: object, end: object) -> float | None:
+    s, e = to_float(start), to_float(end)
+    if s is None or e is None or e <= s:
+        return None
+    return (e - s) * 1e-9
+
+
+def parse_rocprofv3_csv(path: Path, rows: list[list[str]]) -> ParsedFile:
+    """One row per (dispatch, counter). Column names are matched case-insensitively."""
+    out = ParsedFile(path=path, source="rocprofv3-csv")
+    hdr_i = next((i for i, r in enumerate(rows[:50]) if is_rocprofv3_header(r)), None)
+    if hdr_i is None:
+        out.problems.append(f"{path.name}: no counter_collection header found")
+        return out
+    header = rows[hdr_i]
+    ki = _col(header, "kernel_name", "name", "kernel")
+    ci = _col(header, "counter_name", "counter")
+    vi = _col(header, "counter_value", "value")
+    di = _col(header, "dispatch_id", "correlation_id")
+    si = _col(header, "start_timestamp", "start")
+    ei = _col(header, "end_timestamp", "end")
+    by_kernel: dict[str, dict[object, Dispatch]] = {}
+    occurrence: dict[tuple[str, str], int] = {}
+    bad: list[str] = []
+    for r in rows[hdr_i + 1 :]:
+        if len(r) <= max(ki, ci, vi):
+            continue
+        kernel, counter = r[ki].strip(), r[ci].strip()
+        if not kernel or not counter:
+            continue
+        value = to_float(r[vi])
+        did = to_float(r[di]) if di is not None and di < len(r) else None
+        if did is None:  # no id: the n-th value of a counter is the n-th dispatch
+            n = occurrence.get((kernel, counter), 0)
+            occurrence[(kernel, counter)] = n + 1
+            key: object = ("occ", n)
+        else:
+            key = did
+        disp = by_kernel.setdefault(kernel, {}).setdefault(key, Dispatch(id=did))
+        if disp.duration_s is None and si is not None and ei is not None and ei < len(r):
+            disp.duration_s = _duration(r[si], r[ei])
+        if value is None:
+            bad.append(f"{counter}={r[vi]!r}")
+            continue
+        disp.counters[counter] = disp.counters.get(counter, 0.0) + value
+    if bad:
+        out.problems.append(
+            f"{path.name}: {len(bad)} non-numeric counter value(s) skipped (e.g. {bad[0][:60]})"
+        )
+    out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
+    if not out.kernels:
+        out.problems.append(f"{path.name}: counter file has no counter rows")
+    return out
+
+
+def _ordered(dispatches: dict[object, Dispatch]) -> list[Dispatch]:
+    items = list(dispatches.values())
+    if all(d.id is not None for d in items):
+        items.sort(key=lambda d: d.id)
+    return items
+
+
+def parse_rocpd(path: Path) -> ParsedFile:
+    """rocpd SQLite: the ``pmc_events`` view (one row per counter per dispatch), with kernel
+    names from the ``kernels`` view when ``pmc_events`` lacks them."""
+    out = ParsedFile(path=path, source="rocpd")
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        out.problems.append(f"{path.name}: cannot open as SQLite ({exc})")
+        return out
+    try:
+        names = {
+            r[0]
+            for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+        }
+        if "pmc_events" not in names:
+            what = "kernel trace only" if "kernels" in names else "not a rocpd database"
+            out.problems.append(f"{path.name}: no pmc_events view ({what}); no counters read")
+            return out
+        pcols = {r[1] for r in con.execute("PRAGMA table_info(pmc_events)")}
+        if not {"counter_name", "counter_value", "dispatch_id"} <= pcols:
+            out.problems.append(f"{path.name}: pmc_events lacks counter_name/value/dispatch_id")
+            return out
+        kcols = (
+            {r[1] for r in con.execute("PRAGMA table_info(kernels)")}
+            if "kernels" in names
+            else set()
+        )
+        name_expr = "p.name" if "name" in pcols else None
+        join = ""
+        if name_expr is None and {"name", "dispatch_id"} <= kcols:
+            name_expr = "k.name"
+            join = " LEFT JOIN kernels k ON k.dispatch_id = p.dispatch_id"
+        if name_expr is None:
+            out.problems.append(f"{path.name}: no kernel names in pmc_events or kernels")
+            return out
+        if "duration" in pcols:
+            dur = "p.duration"
+        elif {"start", "end"} <= pcols:
+            dur = 'p."end" - p.start'
+        else:
+            dur = "NULL"
+        sql = (
+            f"SELECT {name_expr}, p.dispatch_id, p.counter_name, p.counter_value, {dur} "
+            f"FROM pmc_events p{join}"
+        )
+        rows = con.execute(sql).fetchall()
+    except sqlite3.Error as exc:
+        out.problems.append(f"{path.name}: rocpd query failed ({exc})")
+        return out
+    finally:
+        con.close()
+    by_kernel: dict[str, dict[object, Dispatch]] = {}
+    bad = 0
+    for name, did, counter, value, duration in rows:
+        if not isinstance(name, str) or not isinstance(counter, str):
+            continue
+        did_f = to_float(did)
+        disp = by_kernel.setdefault(name, {}).setdefault(did_f, Dispatch(id=did_f))
+        d = to_float(duration)
+        if disp.duration_s is None and d is not None and d > 0:
+            disp.duration_s = d * 1e-9
+        v = to_float(value)
+        if v is None:
+            bad += 1
+            continue
+        disp.counters[counter] = disp.counters.get(counter, 0.0) + v
+    if bad:
+        out.problems.append(f"{path.name}: {bad} non-numeric counter value(s) skipped")
+    out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
+    if not out.kernels:
+        out.problems.append(f"{path.name}: pmc_events is empty")
+    return out
+
+
+def is_pmc_perf_header(row: list[str]) -> bool:
+    low = {h.strip().lower() for h in row}
+    return (
+        "dispatch_id" in low
+        and "kernel_name" in low
+        and "counter_name" not in low
+        and any(h.startswith(("SQ_", "TCC_", "TCP_", "GRBM_", "TA_")) for h in row)
+    )
+
+
+def parse_pmc_perf(path: Path, rows: list[list[str]], sysinfo: Path | None) -> ParsedFile:
+    """rocprof-compute wide ``pmc_perf.csv``: one row per dispatch, counters as columns."""
+    out = ParsedFile(path=path, source="rocprof-compute-pmc")
+    hdr_i = next((i for i, r in enumerate(rows[:50]) if is_pmc_perf_header(r)), None)
+    if hdr_i is None:
+        out.problems.append(f"{path.name}: no pmc_perf header found")
+        return out
+    header = [h.strip() for h in rows[hdr_i]]
+    ki = _col(header, "kernel_name")
+    di = _col(header, "dispatch_id")
+    si = _col(header, "start_timestamp")
+    ei = _col(header, "end_timestamp")
+    by_kernel: dict[str, dict[object, Dispatch]] = {}
+    for n, r in enumerate(rows[hdr_i + 1 :]):
+        if len(r) <= ki or not r[ki].strip():
+            continue
+        did = to_float(r[di]) if di is not None and di < len(r) else None
+        key: object = did if did is not None else ("row", n)
+        disp = Dispatch(id=did)
+        for h, cell in zip(header, r):
+            v = to_float(cell)
+            if v is not None and h:
+                disp.counters[h] = v
+        if si is not None and ei is not None and ei < len(r):
+            disp.duration_s = _duration(r[si], r[ei])
+        by_kernel.setdefault(r[ki].strip(), {})[key] = disp
+    out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
+    if not out.kernels:
+        out.problems.append(f"{path.name}: pmc_perf has no dispatch rows")
+    if sysinfo is not None:
+        info = read_sysinfo(sysinfo)
+        bits = [
+            f"{k}={info[k]}"
+            for k in ("gpu_arch", "gpu_model", "cu_per_gpu", "max_sclk", "hbm_bw", "num_xcd")
+            if info.get(k)
+        ]
+        if bits:
+            out.notes.append(f"sysinfo ({sysinfo.name}): " + ", ".join(bits))
+    else:
+        out.notes.append("no sysinfo.csv next to pmc_perf.csv: GPU not identified")
+    return out
+
+
+def read_sysinfo(path: Path) -> dict[str, str]:
+    try:
+        rows = [r for r in csv_rows(read_text(path)) if r]
+    except OSError:
+        return {}
+    if len(rows) < 2:
+        return {}
+    return {h.strip(): v.strip() for h, v in zip(rows[0], rows[1])}
+
+
+# ---------------------------------------------------------------------------------------------
+# joining passes
+
+
+def join_passes(files: list[ParsedFile]) -> tuple[dict[str, list[Dispatch]], list[str], list[str]]:
+    """Join several counter files of one workload into per-kernel dispatch lists.
+
+    Files with the same counter set are repeat runs and are concatenated; files with different
+    counter sets are passes (``pass_1/``, ``pass_2/``...) and are joined per kernel: on the
+    dispatch ids when the id sets agree, else on the occurrence order (each pass is a separate
+    run, so ids need not line up). When passes disagree on a kernel's dispatch count the
+    common dispatches are kept (shared ids if any, else the first N) and a problem is reported.
+    A counter present in several passes keeps the first pass's value.
+    """
+    problems: list[str] = []
+    notes: list[str] = []
+    slots: dict[frozenset[str], list[ParsedFile]] = {}
+    for f in files:
+        slots.setdefault(f.counter_names(), []).append(f)
+    slot_list = list(slots.values())
+    merged_slots: list[dict[str, list[Dispatch]]] = []
+    for group in slot_list:
+        kernels: dict[str, list[Dispatch]] = {}
+        for f in group:
+            for k, ds in f.kernels.items():
+                kernels.setdefault(k, []).extend(ds)
+        merged_slots.append(kernels)
+    if len(merged_slots) == 1:
+        return merged_slots[0], problems, notes
+    slot_names = [", ".join(f.path.parent.name + "/" + f.path.name for f in g) for g in slot_list]
+    notes.append(f"joined {len(merged_slots)} counter passes per kernel: " + "; ".join(slot_names))
+    all_kernels: list[str] = []
+    for s in merged_slots:
+        all_kernels.extend(k for k in s if k not in all_kernels)
+    absent = [0] * len(merged_slots)
+    absent_example = [""] * len(merged_slots)
+    out: dict[str, list[Dispatch]] = {}
+    for k in all_kernels:
+        lists = []
+        for i, s in enumerate(merged_slots):
+            if s.get(k):
+                lists.append(s[k])
+            else:
+                absent[i] += 1
+                absent_example[i] = absent_example[i] or k
+        counts = [len(ds) for ds in lists]
+        ids = [[d.id for d in ds] for ds in lists]
+        if len(set(counts)) == 1:
+            joined = [list(t) for t in zip(*lists)]
+        else:
+            n = min(counts)
+            shared: set | None = None
+            if all(None not in i for i in ids):
+                shared = set(ids[0]).intersection(*map(set, ids[1:]))
+            if shared:
+                joined = [
+                    [next(d for d in ds if d.id == did) for ds in lists] for did in sorted(shared)
+                ]
+                how = f"kept the {len(shared)} shared dispatch ids"
+            else:
+                joined = [list(t) for t in zip(*(ds[:n] for ds in lists))]
+                how = f"kept the first {n} by occurrence"
+            problems.append(
+                f"counter passes disagree on dispatches of {_short(k)} ({'/'.join(map(str, counts))}"
+                f" dispatches); {how}"
+            )
+        out[k] = [_merge(parts) for parts in joined]
+    for i, n in enumerate(absent):
+        if n:
+            problems.append(
+                f"counter pass {slot_names[i]} lacks {n} kernel(s) present in other passes "
+                f"(e.g. {_short(absent_example[i])}); their counters from it are missing"
+            )
+    return out, problems, notes
+
+
+def _merge(parts: list[Dispatch]) -> Dispatch:
+    counters: dict[str, float] = {}
+    for p in parts:
+        for c, v in p.counters.items():
+            counters.setdefault(c, v)
+    durs = [p.duration_s for p in parts if p.duration_s is not None]
+    return Dispatch(id=parts[0].id, counters=counters, duration_s=mean(durs))
+
+
+def _short(name: str, n: int = 80) -> str:
+    return name if len(name) <= n else name[: n - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# derivation
+
+
+def _get(c: dict[str, float], base: str) -> float | None:
+    """``base_sum`` if present, else the sum of per-channel ``base[i]`` columns."""
+    if base + "_sum" in c:
+        return c[base + "_sum"]
+    chans = [v for k, v in c.items() if k.startswith(base + "[") and k.endswith("]")]
+    return sum(chans) if chans else None
+
+
+def _raw_read_bytes(c: dict[str, float]) -> tuple[float | None, str | None]:
+    for ea in ("TCC_EA0_", "TCC_EA_"):
+        r128, r64, r32 = (_get(c, f"{ea}RDREQ_{s}") for s in ("128B", "64B", "32B"))
+        if r128 is not None and r64 is not None and r32 is not None:
+            return r128 * 128 + r64 * 64 + r32 * 32, "gfx950 RDREQ_128B/64B/32B"
+        rd, bubble = _get(c, f"{ea}RDREQ"), _get(c, "TCC_BUBBLE")
+        if rd is not None and r32 is not None and bubble is not None:
+            return bubble * 128 + (rd - bubble - r32) * 64 + r32 * 32, "gfx942 BUBBLE/RDREQ/32B"
+        if rd is not None and r32 is not None:
+            return r32 * 32 + (rd - r32) * 64, "gfx90a RDREQ/32B"
+    return None, None
+
+
+def _raw_write_bytes(c: dict[str, float]) -> float | None:
+    for ea in ("TCC_EA0_", "TCC_EA_"):
+        wr, w64 = _get(c, f"{ea}WRREQ"), _get(c, f"{ea}WRREQ_64B")
+        if wr is not None and w64 is not None:
+            return (wr - w64) * 32 + w64 * 64
+    return None
+
+
+def _fpm(flops_per_mop: float | dict[str, float], dtype: str) -> float:
+    if isinstance(flops_per_mop, dict):
+        return float(flops_per_mop.get(dtype, flops_per_mop.get("default", DEFAULT_FLOPS_PER_MOP)))
+    return float(flops_per_mop)
+
+
+def _dispatch_flops(
+    c: dict[str, float], flops_per_mop: float | dict[str, float]
+) -> tuple[dict[str, float], float | None, bool]:
+    """(flops by dtype, untyped MfmaFlops total, whether any FLOP counter was present)."""
+    by_dt: dict[str, float] = {}
+    used_mops = False
+    for tag, dt in _MFMA_TAGS:
+        if f"MfmaFlops{tag}" in c:
+            by_dt[dt] = c[f"MfmaFlops{tag}"]
+        elif f"SQ_INSTS_VALU_MFMA_MOPS_{tag}" in c:
+            by_dt[dt] = c[f"SQ_INSTS_VALU_MFMA_MOPS_{tag}"] * _fpm(flops_per_mop, dt)
+            used_mops = True
+    for tag, dt in _MOPS_ONLY_TAGS:
+        if f"SQ_INSTS_VALU_MFMA_MOPS_{tag}" in c:
+            by_dt[dt] = c[f"SQ_INSTS_VALU_MFMA_MOPS_{tag}"] * _fpm(flops_per_mop, dt)
+            used_mops = True
+    untyped = None
+    if "MfmaFlops" in c and not any(dt in by_dt for _, dt in _MFMA_TAGS):
+        untyped = c["MfmaFlops"]
+    return by_dt, untyped, bool(by_dt) or untyped is not None or used_mops
+
+
+def measure_kernel(
+    kernel: str,
+    dispatches: list[Dispatch],
+    *,
+    source: str,
+    path: str,
+    flops_per_mop: float | dict[str, float] = DEFAULT_FLOPS_PER_MOP,
+    notes: list[str] | None = None,
+) -> KernelMeasurement:
+    n = len(dispatches)
+    reads: list[float] = []
+    writes: list[float] = []
+    totals: list[float] = []
+    formulas: set[str] = set()
+    have_fetch = have_write = False
+    flops: list[float] = []
+    by_dt_sum: dict[str, float] = {}
+    any_flop_counter = False
+    untyped_seen = False
+    for d in dispatches:
+        c = d.counters
+        rd = wr = None
+        if "FETCH_SIZE" in c:
+            have_fetch = True
+            rd = c["FETCH_SIZE"] * 1024
+            formulas.add("fetch")
+        if "WRITE_SIZE" in c:
+            have_write = True
+            wr = c["WRITE_SIZE"] * 1024
+        if rd is None and wr is None:
+            rd, how = _raw_read_bytes(c)
+            wr = _raw_write_bytes(c)
+            if how:
+                formulas.add(how)
+        if rd is not None:
+            reads.append(rd)
+        if wr is not None:
+            writes.append(wr)
+        if rd is not None and wr is not None:
+            totals.append(rd + wr)
+        by_dt, untyped, present = _dispatch_flops(c, flops_per_mop)
+        if present:
+            any_flop_counter = True
+            total = sum(by_dt.values()) + (untyped or 0.0)
+            untyped_seen = untyped_seen or untyped is not None
+            flops.append(total)
+            for dt, v in by_dt.items():
+                by_dt_sum[dt] = by_dt_sum.get(dt, 0.0) + v
+    missing: list[str] = []
+    out_notes = list(notes or [])
+    if not totals:
+        if not (have_fetch or reads):
+            missing.append("FETCH_SIZE")
+        if not (have_write or writes):
+            missing.append("WRITE_SIZE")
+    elif len(totals) < n:
+        out_notes.append(f"bytes from {len(totals)} of {n} dispatches that carry both counters")
+    if totals:
+        if "fetch" in formulas:
+            out_notes.append(BYTES_NOTE_FETCH)
+        else:
+            out_notes.append(
+                "bytes from TCC->EA request counts ("
+                + ", ".join(sorted(formulas))
+                + " formula); traffic below L2, not HBM pins"
+            )
+    if not any_flop_counter:
+        missing.append("MfmaFlops* or SQ_INSTS_VALU_MFMA_MOPS_*")
+    else:
+        out_notes.append("FLOPs count MFMA (matrix-core) work only; VALU FLOPs not included")
+    nf = len(flops)
+    flops_by_dtype = {dt: v / nf for dt, v in by_dt_sum.items()} if nf else {}
+    flops_dtype = None
+    positive = {dt: v for dt, v in flops_by_dtype.items() if v > 0}
+    if positive and not untyped_seen:
+        flops_dtype = max(positive, key=positive.get)
+    elif positive and untyped_seen:
+        out_notes.append("MfmaFlops total has no dtype split; flops_dtype left unknown")
+    corroboration: dict[str, float] = {}
+    for name in CORROBORATION_COUNTERS:
+        vals = [d.counters[name] for d in dispatches if name in d.counters]
+        if vals:
+            corroboration[name] = sum(vals) / len(vals)
+    durs = [d.duration_s for d in dispatches if d.duration_s is not None]
+    if durs:
+        out_notes.append(DURATION_NOTE)
+    return KernelMeasurement(
+        kernel=kernel,
+        dispatches=n,
+        bytes_per_dispatch=mean(totals),
+        flops_per_dispatch=mean(flops),
+        flops_dtype=canonical(flops_dtype),
+        duration_s=mean(durs),
+        corroboration=corroboration,
+        missing=missing,
+        source=source,  # type: ignore[arg-type]
+        path=path,
+        notes=out_notes,
+        read_bytes_per_dispatch=mean(reads),
+        write_bytes_per_dispatch=mean(writes),
+        flops_by_dtype=flops_by_dtype,
+    )

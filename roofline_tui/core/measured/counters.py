@@ -1,0 +1,306 @@
+"""Stage C entry points: find counter files, load them whatever their format, match kernels."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from . import amd, ncu, roofline_v1
+from ._util import csv_rows, read_text
+from .models import CounterSet, KernelMeasurement
+from .names import best_match
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
+# CSVs a profiler writes next to its counters that hold no counters
+NON_COUNTER_CSV = (
+    "kernel_trace",
+    "agent_info",
+    "sysinfo",
+    "memory_copy",
+    "hip_api",
+    "hsa_api",
+    "marker_api",
+    "memory_allocation",
+    "scratch_memory",
+    "stats",
+    "domain_stats",
+)
+
+
+def sniff(path: Path) -> str:
+    """Format of a counter file: rocprofv3-csv, rocpd, rocprof-compute-pmc, ncu-csv (details),
+    ncu-raw, ncu-rep, roofline-v1, sysinfo, kernel-trace, or unknown."""
+    if path.suffix.lower() == ".ncu-rep":
+        return "ncu-rep"
+    with path.open("rb") as fh:
+        head = fh.read(len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        return "rocpd"
+    text = read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return "unknown"
+        return "roofline-v1" if roofline_v1.looks_like_roofline_v1(doc) else "unknown"
+    rows = csv_rows("\n".join(text.splitlines()[:200]))
+    for r in rows:
+        if amd.is_rocprofv3_header(r):
+            return "rocprofv3-csv"
+        if amd.is_pmc_perf_header(r):
+            return "rocprof-compute-pmc"
+        if ncu.is_details_header(r):
+            return "ncu-csv"
+        if ncu.is_raw_header(r):
+            return "ncu-raw"
+        cells = {c.strip().lower() for c in r}
+        if {"gpu_arch", "cu_per_gpu"} <= cells:
+            return "sysinfo"
+        if "kernel_name" in cells and "start_timestamp" in cells:
+            return "kernel-trace"
+        if "agent_type" in cells and "node_id" in cells:
+            return "agent-info"
+    return "unknown"
+
+
+def _find_sysinfo(pmc: Path, given: list[Path]) -> Path | None:
+    candidates = [p for p in given if p.parent == pmc.parent]
+    try:
+        candidates += [p for p in pmc.parent.glob("*sysinfo*.csv") if p not in candidates]
+    except OSError:
+        pass
+    if not candidates:
+        return None
+
+    def shared_prefix(p: Path) -> int:
+        n = 0
+        for a, b in zip(p.name, pmc.name):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    return max(candidates, key=lambda p: (shared_prefix(p), p.name == "sysinfo.csv"))
+
+
+_PASS_DIR = re.compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
+
+
+def _workload_groups(files: list[amd.ParsedFile]) -> list[list[amd.ParsedFile]]:
+    """Split rocprofv3/rocpd files into workloads whose files are passes of one run.
+
+    Two files belong together when they sit in sibling ``pass_N``/``pmc_N`` directories, or
+    when their kernel-name sets mostly agree (intersection >= half of the union). Unrelated
+    files given together are measured separately.
+    """
+    parent = list(range(len(files)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(files):
+        for j in range(i):
+            b = files[j]
+            siblings = (
+                _PASS_DIR.match(a.path.parent.name) is not None
+                and _PASS_DIR.match(b.path.parent.name) is not None
+                and a.path.parent.parent == b.path.parent.parent
+            )
+            ka, kb = set(a.kernels), set(b.kernels)
+            similar = bool(ka | kb) and len(ka & kb) * 2 >= len(ka | kb)
+            if siblings or similar:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[amd.ParsedFile]] = {}
+    for i, f in enumerate(files):
+        groups.setdefault(find(i), []).append(f)
+    return list(groups.values())
+
+
+def _add(out: dict[str, KernelMeasurement], m: KernelMeasurement, problems: list[str]) -> None:
+    old = out.get(m.kernel)
+    if old is None:
+        out[m.kernel] = m
+        return
+    if (old.source == "roofline-v1") != (m.source == "roofline-v1"):
+        counters, rv1 = (m, old) if old.source == "roofline-v1" else (old, m)
+        merged = counters.model_copy(
+            update={
+                "roofline_pct": rv1.roofline_pct,
+                "attainable_speedup": rv1.attainable_speedup,
+                "bound_type": rv1.bound_type,
+                "notes": [*counters.notes, f"roofline verdict from {Path(rv1.path).name}"],
+                "aliases": sorted(set(counters.aliases) | set(rv1.aliases)),
+            }
+        )
+        out[m.kernel] = merged
+        return
+    keep, drop = (
+        (m, old)
+        if (old.bytes_per_dispatch is None and m.bytes_per_dispatch is not None)
+        else (old, m)
+    )
+    out[m.kernel] = keep
+    problems.append(
+        f"kernel {m.kernel[:80]} measured in both {Path(keep.path).name} and "
+        f"{Path(drop.path).name}; kept {Path(keep.path).name}"
+    )
+
+
+def load_counters(
+    paths: list[Path], *, flops_per_mop: float | dict[str, float] = amd.DEFAULT_FLOPS_PER_MOP
+) -> CounterSet:
+    """Load counter files of any supported format into per-kernel measurements.
+
+    Never raises: unreadable or unrecognised files become one-line ``problems``. rocprofv3
+    CSVs and rocpd databases are joined as passes of one workload (see ``amd.join_passes``);
+    rocprof-compute, ncu and roofline-v1 files stand alone. ``flops_per_mop`` converts
+    ``SQ_INSTS_VALU_MFMA_MOPS_<DT>`` to FLOPs (a number, or a map canonical dtype -> number
+    with an optional ``"default"``).
+    """
+    result = CounterSet()
+    try:
+        _load(list(paths), flops_per_mop, result)
+    except Exception as exc:  # noqa: BLE001 - L5: the loader never fails the run
+        result.problems.append(f"counter loading stopped early: {type(exc).__name__}: {exc}")
+    return result
+
+
+def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) -> None:
+    problems = result.problems
+    kinds: dict[Path, str] = {}
+    for p in dict.fromkeys(Path(x) for x in paths):
+        try:
+            kinds[p] = sniff(p)
+        except OSError as exc:
+            problems.append(f"{p.name}: cannot read ({exc.strerror or exc})")
+    sysinfos = [p for p, k in kinds.items() if k == "sysinfo"]
+    pass_files: list[amd.ParsedFile] = []
+    rooflines: dict[str, list[tuple[Path, KernelMeasurement]]] = {}
+    for p, kind in kinds.items():
+        try:
+            if kind in ("rocprofv3-csv", "rocprof-compute-pmc", "ncu-csv", "ncu-raw"):
+                rows = csv_rows(read_text(p))
+            if kind == "rocprofv3-csv":
+                pass_files.append(amd.parse_rocprofv3_csv(p, rows))
+            elif kind == "rocpd":
+                pass_files.append(amd.parse_rocpd(p))
+            elif kind == "rocprof-compute-pmc":
+                pf = amd.parse_pmc_perf(p, rows, _find_sysinfo(p, sysinfos))
+                problems.extend(pf.problems)
+                for k, ds in pf.kernels.items():
+                    m = amd.measure_kernel(
+                        k, ds, source=pf.source, path=str(p), flops_per_mop=fpm, notes=pf.notes
+                    )
+                    _add(result.measurements, m, problems)
+            elif kind in ("ncu-csv", "ncu-raw", "ncu-rep"):
+                if kind == "ncu-csv":
+                    launches, probs = ncu.parse_details(p, rows)
+                elif kind == "ncu-raw":
+                    launches, probs = ncu.parse_raw(p, rows)
+                else:
+                    launches, probs = ncu.load_ncu_rep(p)
+                problems.extend(probs)
+                source = "ncu-rep" if kind == "ncu-rep" else "ncu-csv"
+                if not launches and not probs:
+                    problems.append(f"{p.name}: ncu file has no kernel launches")
+                for m in ncu.measure_launches(launches, source=source, path=str(p)).values():
+                    _add(result.measurements, m, problems)
+            elif kind == "roofline-v1":
+                m, probs = roofline_v1.parse_roofline_v1(p)
+                problems.extend(probs)
+                if m is not None:
+                    rooflines.setdefault(m.kernel, []).append((p, m))
+            elif kind == "sysinfo":
+                continue
+            elif kind in ("kernel-trace", "agent-info"):
+                problems.append(f"{p.name}: a {kind.replace('-', ' ')} file, not counters; ignored")
+            else:
+                problems.append(f"{p.name}: unrecognised counter file format; ignored")
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+            problems.append(f"{p.name}: could not parse ({type(exc).__name__}: {exc})")
+    if pass_files:
+        for pf in pass_files:
+            problems.extend(pf.problems)
+        for group in _workload_groups([pf for pf in pass_files if pf.kernels]):
+            joined, probs, notes = amd.join_passes(group)
+            problems.extend(probs)
+            for k, ds in joined.items():
+                src = next(pf for pf in group if k in pf.kernels)
+                m = amd.measure_kernel(
+                    k,
+                    ds,
+                    source=src.source,
+                    path=str(src.path),
+                    flops_per_mop=fpm,
+                    notes=notes + src.notes,
+                )
+                _add(result.measurements, m, problems)
+    for items in rooflines.values():
+        base = [x for x in items if roofline_v1.phase_of(x[0]) == "baseline"]
+        chosen = (base or items)[0]
+        if base and len(items) > 1:
+            chosen[1].notes.append("baseline report preferred over post")
+        _add(result.measurements, chosen[1], problems)
+
+
+def discover_counter_files(round_dir: Path) -> list[Path]:
+    """Counter files under ``ROUND_DIR/counters/`` (any depth), plus roofline-v1 reports under
+    ``EVAL_DIR/kernels/*/roofline/`` when ROUND_DIR is ``EVAL_DIR/profile/round_<R>``.
+
+    Kept: ``*.csv`` except profiler side files (kernel_trace, agent_info, sysinfo, API traces),
+    rocpd databases (``*.db``, ``*.rocpd``, ``*.sqlite*``), ``*.ncu-rep`` and
+    ``*_roofline.json``. Sorted, no duplicates; missing directories give ``[]``.
+    """
+    found: list[Path] = []
+    try:
+        root = Path(round_dir) / "counters"
+        if root.is_dir():
+            for p in sorted(root.rglob("*")):
+                if not p.is_file():
+                    continue
+                name = p.name.lower()
+                if name.endswith("_roofline.json"):
+                    found.append(p)
+                elif p.suffix.lower() in COUNTER_SUFFIXES:
+                    if p.suffix.lower() == ".csv" and any(t in name for t in NON_COUNTER_CSV):
+                        continue
+                    found.append(p)
+        rd = Path(round_dir)
+        if rd.parent.name == "profile":
+            found.extend(discover_roofline_files(rd.parent.parent))
+    except OSError:
+        pass
+    return list(dict.fromkeys(found))
+
+
+def discover_roofline_files(eval_dir: Path) -> list[Path]:
+    """``EVAL_DIR/kernels/<k>/roofline/{baseline,post}_roofline.json`` (also under ``ut/``)."""
+    out: list[Path] = []
+    try:
+        kernels = Path(eval_dir) / "kernels"
+        if kernels.is_dir():
+            for pattern in ("*/roofline/*_roofline.json", "*/ut/roofline/*_roofline.json"):
+                out.extend(sorted(kernels.glob(pattern)))
+    except OSError:
+        pass
+    return out
+
+
+def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasurement | None:
+    """The measurement for a profile kernel name, by the rule in ``names`` (exact, then
+    short/demangled name, then prefix; ties to the longest name, then most dispatches)."""
+    try:
+        return best_match(
+            counters.measurements.values(),
+            kernel_name,
+            names_of=lambda m: [m.kernel, *m.aliases],
+            size_of=lambda m: float(m.dispatches),
+        )
+    except Exception:  # noqa: BLE001 - matching must never fail a run
+        return None

@@ -1,0 +1,95 @@
+"""Result models of the stage-B (captured shapes) and stage-C (measured counters) loaders.
+
+Units used everywhere in this package: bytes, FLOPs and seconds, per dispatch (one kernel
+launch). Nothing here is scaled to a logical op: a fused MoE layer made of two launches shows
+up as one kernel with ``dispatches=2`` and per-dispatch means; summing launches into a logical
+unit is the engine's job.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CounterSource = Literal[
+    "rocprofv3-csv", "rocpd", "rocprof-compute-pmc", "ncu-csv", "ncu-rep", "roofline-v1"
+]
+
+
+class KernelMeasurement(BaseModel):
+    """What hardware counters say about one kernel, averaged over its dispatches."""
+
+    kernel: str  # kernel name as written in the counter file
+    dispatches: int  # dispatches aggregated into the means below
+    bytes_per_dispatch: float | None  # below-L2 (AMD) / DRAM (NVIDIA) bytes, mean per dispatch
+    flops_per_dispatch: float | None
+    flops_dtype: str | None  # canonical dtype of the dominant FLOP contribution
+    duration_s: float | None  # mean duration under the counter run: informational only
+    corroboration: dict[str, float] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)  # counters needed but absent (L4)
+    source: CounterSource
+    path: str
+    notes: list[str] = Field(default_factory=list)
+    # split of bytes_per_dispatch, when the file gives it
+    read_bytes_per_dispatch: float | None = None
+    write_bytes_per_dispatch: float | None = None
+    # FLOPs per canonical dtype (mean per dispatch); flops_per_dispatch is their sum
+    flops_by_dtype: dict[str, float] = Field(default_factory=dict)
+    # other names the same kernel goes by (e.g. roofline-v1 matched_kernel_name)
+    aliases: list[str] = Field(default_factory=list)
+    # roofline-v1 only
+    roofline_pct: float | None = None
+    attainable_speedup: float | None = None
+    bound_type: str | None = None
+
+
+class CounterSet(BaseModel):
+    measurements: dict[str, KernelMeasurement] = Field(default_factory=dict)
+    problems: list[str] = Field(default_factory=list)
+
+
+class ShapeCase(BaseModel):
+    """One captured shape of a kernel with its workload weight."""
+
+    regime: str | None = None
+    input_shapes: list[list[int]] = Field(default_factory=list)
+    dtypes: list[str] = Field(default_factory=list)  # canonical where recognised, else as given
+    # calls of this shape; when the files give no call count this holds the relative weight
+    # (``weight_norm``) instead and ``params["count_basis"]`` says so
+    count: float = 0.0
+    latency_ms: float | None = None  # per-call baseline latency when the files give one
+    m: int | None = None
+    name: str | None = None
+    params: dict = Field(default_factory=dict)  # op geometry (batch, ctx, heads, ...)
+    weight: float | None = None  # workload-v1 ``weight`` as written (unit not normalised)
+    weight_source: str | None = None
+
+
+class MoEParams(BaseModel):
+    num_experts: int | None = None
+    top_k: int | None = None
+    hidden_size: int | None = None
+    intermediate_size_per_tp: int | None = None
+    weight_dtype: str | None = None  # canonical
+    compute_dtype: str | None = None  # canonical
+    block_quant_shape: list[int] | None = None
+    m_buckets: list[int] = Field(default_factory=list)
+    decode_m_buckets: list[int] = Field(default_factory=list)
+    prefill_m_buckets: list[int] = Field(default_factory=list)
+
+
+class CapturedShapes(BaseModel):
+    kernel: str
+    task_dir: str
+    layout: Literal["raw-capture", "geak-op-task-v1", "moe-op-meta", "workload-only"]
+    op_kind: str | None = None
+    cases: list[ShapeCase] = Field(default_factory=list)
+    moe: MoEParams | None = None
+    weight_dtype: str | None = None
+    activation_dtype: str | None = None
+    kv_dtype: str | None = None
+    served_regimes: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)  # other names for matching
+    notes: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)

@@ -1,0 +1,170 @@
+"""A bounded-memory reader for chrome-trace JSON: yields the items of ``traceEvents`` one at a
+time without materialising the whole document.
+
+The top-level object is walked key by key with :meth:`json.JSONDecoder.raw_decode` over a
+sliding text buffer; small top-level values (``deviceProperties``, ``schemaVersion`` ...) are
+decoded whole and collected in :attr:`TraceEventStream.header`, the ``traceEvents`` array is
+streamed element by element. A bare top-level array of events is accepted too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
+
+from roofline_tui.importers.common import ImportProblem
+
+_WS = re.compile(r"[ \t\n\r]*")
+_CHUNK = 1 << 20
+_NEAR_END = 16  # a decode error this close to the buffer end may just need more text
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"non-finite number {token}")
+
+
+class TraceEventStream:
+    def __init__(self, fh: TextIO, *, chunk: int = _CHUNK,
+                 on_read: Callable[[], None] | None = None) -> None:
+        self._fh = fh
+        self._chunk = chunk
+        self._buf = ""
+        self._pos = 0
+        self._eof = False
+        self._on_read = on_read
+        self._decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        self.header: dict[str, Any] = {}
+        self.saw_trace_events = False
+
+    # -- buffer management --------------------------------------------------------------
+    def _fill(self, want: int | None = None) -> bool:
+        """Append at least one chunk; False at end of file."""
+        if self._eof:
+            return False
+        if self._pos > (1 << 16) and self._pos > len(self._buf) // 2:
+            self._buf = self._buf[self._pos:]
+            self._pos = 0
+        try:
+            data = self._fh.read(max(self._chunk, want or 0))
+        except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
+            raise ImportProblem(f"cannot read trace: {_reason(exc)}") from None
+        if self._on_read is not None:
+            self._on_read()
+        if not data:
+            self._eof = True
+            return False
+        self._buf += data
+        return True
+
+    def _skip_ws(self) -> None:
+        while True:
+            self._pos = _WS.match(self._buf, self._pos).end()
+            if self._pos < len(self._buf) or not self._fill():
+                return
+
+    def _peek(self) -> str:
+        self._skip_ws()
+        return self._buf[self._pos] if self._pos < len(self._buf) else ""
+
+    def _expect(self, char: str, where: str) -> None:
+        got = self._peek()
+        if got != char:
+            raise self._problem(f"expected '{char}' {where}, found {got!r}" if got
+                                else f"ended {where} (truncated?)")
+        self._pos += 1
+
+    def _value(self) -> Any:
+        self._skip_ws()
+        grow = self._chunk
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as exc:
+                maybe_short = exc.msg.startswith("Unterminated string") or (
+                    exc.pos >= len(self._buf) - _NEAR_END)
+                if maybe_short and self._fill(grow):
+                    grow *= 2
+                    continue
+                if maybe_short:
+                    raise self._problem("trace ends in the middle of an event (truncated?)")
+                raise self._problem(f"invalid JSON: {exc.msg}", exc.pos) from None
+            except (ValueError, RecursionError) as exc:
+                raise self._problem(f"invalid JSON: {_reason(exc)}") from None
+            # a number at the very end of the buffer may continue in the next chunk
+            if end >= len(self._buf) and not self._eof and self._fill():
+                continue
+            self._pos = end
+            return value
+
+    def _problem(self, reason: str, pos: int | None = None) -> ImportProblem:
+        return ImportProblem(f"not a readable chrome trace: {reason}")
+
+    # -- public -------------------------------------------------------------------------
+    def events(self) -> Iterator[Any]:
+        first = self._peek()
+        if not first:
+            raise ImportProblem("trace file is empty")
+        if first == "[":
+            self.saw_trace_events = True
+            yield from self._array()
+            self._trailing()
+            return
+        if first != "{":
+            raise self._problem("expected a JSON object or array at the start")
+        self._pos += 1
+        if self._peek() == "}":
+            self._pos += 1
+            self._trailing()
+            return
+        while True:
+            key = self._value()
+            if not isinstance(key, str):
+                raise self._problem("object key is not a string")
+            self._expect(":", "after a key")
+            if key == "traceEvents" and self._peek() == "[":
+                self.saw_trace_events = True
+                yield from self._array()
+            else:
+                self.header[key] = self._value()
+            nxt = self._peek()
+            if nxt == ",":
+                self._pos += 1
+                continue
+            if nxt == "}":
+                self._pos += 1
+                break
+            raise self._problem(f"expected ',' or '}}' in the top-level object, found {nxt!r}"
+                                if nxt else "the trace ends before its closing '}' (truncated?)")
+        self._trailing()
+
+    def _array(self) -> Iterator[Any]:
+        self._expect("[", "at the start of traceEvents")
+        if self._peek() == "]":
+            self._pos += 1
+            return
+        while True:
+            yield self._value()
+            nxt = self._peek()
+            if nxt == ",":
+                self._pos += 1
+                # Kineto sometimes writes a trailing comma before ']' - tolerate it
+                if self._peek() == "]":
+                    self._pos += 1
+                    return
+                continue
+            if nxt == "]":
+                self._pos += 1
+                return
+            raise self._problem(f"expected ',' or ']' between events, found {nxt!r}" if nxt
+                                else "traceEvents is cut off before its closing ']' (truncated?)")
+
+    def _trailing(self) -> None:
+        if self._peek():
+            raise self._problem("unexpected text after the end of the JSON document")
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())

@@ -1,0 +1,566 @@
+"""PyTorch profiler (Kineto) chrome trace -> Top-N.
+
+One streamed pass keeps only compact per-event records in typed arrays:
+
+* GPU work (``cat`` kernel / gpu_memcpy / gpu_memset): device, kernel-name id, correlation,
+  start and duration;
+* launch API events (``cuda_runtime`` / ``cuda_driver``) carrying ``args.correlation``: thread
+  and start time;
+* ``cpu_op`` spans that carry ``Input Dims``: thread, start, end, External id and an interned
+  (dims, types) signature;
+* ``gpu_user_annotation`` step spans named ``execute_*``.
+
+Shapes: a kernel's launch event shares ``args.correlation`` with it; the launching op is the
+innermost shape-carrying ``cpu_op`` on the launch event's thread whose span encloses the launch
+(falling back to the ``cpu_op`` with the kernel's ``External id``).
+
+Serving steps (the rule): a ``gpu_user_annotation`` span whose name starts with ``execute_``
+is a step. Its name is searched for ``context_<n>(<tokens>)`` and ``generation_<n>(<tokens>)``
+segments (``<tokens>`` may also read ``sq<q>sk<kv>…``); args ``context_tokens`` /
+``num_context_tokens`` / ``prefill_tokens`` and ``decode_batch`` / ``num_decode_tokens`` /
+``generation_tokens`` are read as well. A step with context tokens > 0 (or, without a token
+count, context requests > 0) is a prefill step; otherwise, with a generation segment, a decode
+step. Steps with neither are ignored. A prefill step's M is its context tokens plus its decode
+batch; a decode step's M (batch) is the generation request count (or tokens).
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import io
+import json
+import os
+import re
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline_tui.importers.common import (
+    DEFAULT_TOP,
+    MAX_DTYPES,
+    MAX_SHAPES,
+    ImportProblem,
+    KernelAgg,
+    PhaseAgg,
+    ServingInfo,
+    build_topn,
+)
+from roofline_tui.importers.jsonstream import TraceEventStream
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+_NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
+               "Layout", "MemoryFormat"}
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+@dataclass
+class DeviceChoice:
+    chosen: int
+    devices: dict[int, float]  # device -> GPU time (µs)
+    message: str
+
+
+@dataclass
+class TorchImport:
+    doc: dict[str, Any]
+    device: DeviceChoice
+    events_seen: int
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# step annotations
+# ---------------------------------------------------------------------------------------------
+
+_SEG = re.compile(r"(context|generation)_(\d+)\(([^)]*)\)")
+_SQ = re.compile(r"sq(\d+)")
+
+
+def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] | None:
+    """``(phase, context_tokens, decode_batch)`` for an ``execute_*`` span, else None."""
+    if not isinstance(name, str) or not name.startswith("execute_"):
+        return None
+    seg: dict[str, tuple[int, int | None]] = {}
+    for kind, lead, inner in _SEG.findall(name):
+        sq = _SQ.search(inner)
+        tokens = int(sq.group(1)) if sq else (int(inner) if inner.strip().isdigit() else None)
+        seg[kind] = (int(lead), tokens)
+    args = args if isinstance(args, dict) else {}
+
+    def arg_int(*keys: str) -> int | None:
+        for k in keys:
+            v = args.get(k)
+            if isinstance(v, bool):
+                continue
+            if isinstance(v, (int, float)) and v >= 0:
+                return int(v)
+            if isinstance(v, str) and v.strip().isdigit():
+                return int(v)
+        return None
+
+    ctx_tokens = arg_int("context_tokens", "num_context_tokens", "prefill_tokens")
+    dec_batch = arg_int("decode_batch", "num_decode_tokens", "generation_tokens")
+    ctx_reqs = 0
+    if "context" in seg:
+        ctx_reqs, tok = seg["context"]
+        if ctx_tokens is None:
+            ctx_tokens = tok if tok is not None else None
+    if "generation" in seg and dec_batch is None:
+        lead, tok = seg["generation"]
+        dec_batch = lead or (tok or 0)
+    if ctx_tokens is None and dec_batch is None and "context" not in seg:
+        return None
+    ctx_tokens = ctx_tokens or 0
+    dec_batch = dec_batch or 0
+    if ctx_tokens > 0 or (ctx_reqs > 0 and "context" in seg and seg["context"][1] is None):
+        return ("prefill", ctx_tokens, dec_batch)
+    if "generation" in seg or dec_batch > 0:
+        return ("decode", 0, dec_batch)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the pass
+# ---------------------------------------------------------------------------------------------
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if f == f and abs(f) != float("inf") else None
+
+
+def _as_int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        s = v.strip()
+        if s.lstrip("-").isdigit():
+            return int(s)
+    return None
+
+
+def _clean_dims(dims: Any) -> list[list[int]]:
+    out: list[list[int]] = []
+    if not isinstance(dims, list):
+        return out
+    for d in dims:
+        if not isinstance(d, list) or not d:
+            continue
+        if all(_is_int(x) for x in d):
+            out.append(list(d))
+        elif all(isinstance(x, list) for x in d):
+            # a TensorList argument: one dims list per tensor, kept in order
+            out.extend(list(x) for x in d if x and all(_is_int(v) for v in x))
+    return out
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _clean_types(types: Any) -> list[str]:
+    if not isinstance(types, list):
+        return []
+    return [t for t in types if isinstance(t, str) and t not in _NOT_DTYPES]
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.name_ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self.tid_ids: dict[Any, int] = {}
+        # GPU work
+        self.g_dev = array("q")
+        self.g_name = array("q")
+        self.g_corr = array("q")
+        self.g_ext = array("q")
+        self.g_ts = array("d")
+        self.g_dur = array("d")
+        # launches
+        self.r_corr = array("q")
+        self.r_tid = array("q")
+        self.r_ts = array("d")
+        # cpu ops with shapes
+        self.c_tid = array("q")
+        self.c_ts = array("d")
+        self.c_end = array("d")
+        self.c_ext = array("q")
+        self.c_sig = array("q")
+        self.sig_ids: dict[str, int] = {}
+        self.sigs: list[tuple[list[list[int]], list[str]]] = []
+        # steps: (device, start, end, phase, ctx_tokens, dec_batch)
+        self.steps: list[tuple[int, float, float, str, int, int]] = []
+        self.execute_spans = 0
+        self.events = 0
+        self.skipped_gpu = 0
+
+    def _name_id(self, name: str) -> int:
+        i = self.name_ids.get(name)
+        if i is None:
+            i = self.name_ids[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+    def _tid_id(self, pid: Any, tid: Any) -> int:
+        key = (pid if isinstance(pid, (int, str)) else repr(pid),
+               tid if isinstance(tid, (int, str)) else repr(tid))
+        i = self.tid_ids.get(key)
+        if i is None:
+            i = self.tid_ids[key] = len(self.tid_ids)
+        return i
+
+    def add(self, ev: Any) -> None:
+        self.events += 1
+        if not isinstance(ev, dict):
+            return
+        cat = ev.get("cat")
+        if not isinstance(cat, str) or ev.get("ph", "X") != "X":
+            return
+        args = ev.get("args")
+        if not isinstance(args, dict):
+            args = {}
+        if cat in GPU_CATS:
+            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
+            name = ev.get("name")
+            if ts is None or dur is None or dur < 0 or not isinstance(name, str):
+                self.skipped_gpu += 1
+                return
+            dev = _as_int(args.get("device"))
+            if dev is None:
+                dev = _as_int(ev.get("pid"))
+            corr = _as_int(args.get("correlation"))
+            ext = _as_int(args.get("External id"))
+            self.g_dev.append(dev if dev is not None else -1)
+            self.g_name.append(self._name_id(name))
+            self.g_corr.append(corr if corr is not None else -1)
+            self.g_ext.append(ext if ext is not None else -1)
+            self.g_ts.append(ts)
+            self.g_dur.append(dur)
+        elif cat in LAUNCH_CATS:
+            corr = _as_int(args.get("correlation"))
+            ts = _num(ev.get("ts"))
+            if corr is None or ts is None:
+                return
+            self.r_corr.append(corr)
+            self.r_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+            self.r_ts.append(ts)
+        elif cat == "cpu_op":
+            dims = _clean_dims(args.get("Input Dims"))
+            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
+            if not dims or ts is None or dur is None or dur < 0:
+                return
+            types = _clean_types(args.get("Input type"))
+            key = json.dumps([dims, types], separators=(",", ":"))
+            sig = self.sig_ids.get(key)
+            if sig is None:
+                sig = self.sig_ids[key] = len(self.sigs)
+                self.sigs.append((dims, types))
+            ext = _as_int(args.get("External id"))
+            self.c_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+            self.c_ts.append(ts)
+            self.c_end.append(ts + dur)
+            self.c_ext.append(ext if ext is not None else -1)
+            self.c_sig.append(sig)
+        elif cat == "gpu_user_annotation":
+            name = ev.get("name")
+            if not isinstance(name, str) or not name.startswith("execute_"):
+                return
+            self.execute_spans += 1
+            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
+            step = parse_step(name, args)
+            if step is None or ts is None or dur is None:
+                return
+            dev = _as_int(args.get("device"))
+            if dev is None:
+                dev = _as_int(ev.get("pid"))
+            self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
+
+
+# ---------------------------------------------------------------------------------------------
+# opening, progress
+# ---------------------------------------------------------------------------------------------
+
+
+class _Progress:
+    def __init__(self, raw: io.BufferedReader, size: int, label: str) -> None:
+        self._raw = raw
+        self._bar = None
+        if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+            self._bar = Progress("[progress.description]{task.description}", BarColumn(),
+                                 DownloadColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task(label, total=size)
+            self._bar.start()
+
+    def update(self) -> None:
+        if self._bar is not None:
+            try:
+                self._bar.update(self._task, completed=self._raw.tell())
+            except (OSError, ValueError):
+                pass
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _is_gzip(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def collect(path: Path, *, chunk: int = 1 << 20,
+            progress: bool = True) -> tuple[_Collector, dict[str, Any]]:
+    """Stream ``path`` once; returns the collector and the trace's top-level header."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        raw = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise ImportProblem(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise ImportProblem(f"{path}: is a directory, expected a trace file") from None
+    except OSError as exc:
+        raise ImportProblem(f"{path}: cannot open ({exc.strerror or exc})") from None
+    bar = _Progress(raw, size, f"importing {path.name}") if progress else None
+    col = _Collector()
+    try:
+        binary: Any = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(path) else raw
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
+        stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
+        try:
+            for ev in stream.events():
+                col.add(ev)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
+                                f"({exc})") from None
+        if not stream.saw_trace_events:
+            raise ImportProblem(f"{path.name}: no traceEvents array (is it a chrome trace?)")
+        return col, stream.header
+    except ImportProblem as exc:
+        if exc.message.startswith(path.name) or exc.message.startswith(str(path)):
+            raise
+        raise ImportProblem(f"{path.name}: {exc.message}") from None
+    finally:
+        if bar:
+            bar.close()
+        raw.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# device choice, shapes, phases
+# ---------------------------------------------------------------------------------------------
+
+
+def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
+    per: dict[int, float] = {}
+    for d, dur in zip(col.g_dev, col.g_dur, strict=True):
+        per[d] = per.get(d, 0.0) + dur
+    if not per:
+        raise ImportProblem("no GPU events (kernel/gpu_memcpy/gpu_memset) in the trace")
+    listing = ", ".join(f"{d} ({t / 1000.0:.3f} ms)" for d, t in sorted(per.items()))
+    if device_index is not None:
+        if device_index not in per:
+            raise ImportProblem(f"--device-index {device_index} not in the trace; devices: "
+                                f"{listing}")
+        msg = (f"device {device_index} chosen with --device-index (devices: {listing})"
+               if len(per) > 1 else f"device {device_index}")
+        return DeviceChoice(device_index, per, msg)
+    chosen = max(sorted(per), key=lambda d: per[d])
+    if len(per) > 1:
+        msg = (f"trace has {len(per)} devices: {listing}; using device {chosen} (most GPU "
+               "time); pick another with --device-index")
+    else:
+        msg = f"device {chosen}"
+    return DeviceChoice(chosen, per, msg)
+
+
+def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
+               queries: list[int], out: array) -> None:
+    """For each query position ``p`` (time ``q_ts[p]``) store in ``out[p]`` the index ``j`` of the
+    innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Both lists are sorted in place."""
+    spans.sort(key=c_end.__getitem__, reverse=True)
+    spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) span first
+    queries.sort(key=q_ts.__getitem__)
+    stack: list[int] = []
+    si = 0
+    n_spans = len(spans)
+    for p in queries:
+        t = q_ts[p]
+        while si < n_spans and c_ts[spans[si]] <= t:
+            j = spans[si]
+            start = c_ts[j]
+            while stack and c_end[stack[-1]] < start:
+                stack.pop()
+            stack.append(j)
+            si += 1
+        while stack and c_end[stack[-1]] < t:
+            stack.pop()
+        # spans may overlap without nesting; search down for one that encloses t
+        for j in reversed(stack):
+            if c_end[j] >= t:
+                out[p] = j
+                break
+
+
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array) -> None:
+    """Fill shapes/dtypes of the kernels in ``aggs`` from their launching cpu_op.
+
+    Works on typed arrays indexed by position in ``rows`` so memory stays a few machine words
+    per launch."""
+    n = len(rows)
+    if not n or not col.c_sig:
+        return
+    g_corr, g_ext, g_name = col.g_corr, col.g_ext, col.g_name
+    by_corr = sorted(range(n), key=lambda p: g_corr[rows[p]])
+    corr_sorted = array("q", (g_corr[rows[p]] for p in by_corr))
+    q_tid = array("q", [-1]) * n
+    q_ts = array("d", [0.0]) * n
+    for corr, tid, ts in zip(col.r_corr, col.r_tid, col.r_ts, strict=True):
+        if corr < 0:
+            continue
+        k = bisect.bisect_left(corr_sorted, corr)
+        while k < n and corr_sorted[k] == corr:
+            p = by_corr[k]
+            if q_tid[p] < 0:
+                q_tid[p] = tid
+                q_ts[p] = ts
+            k += 1
+    del by_corr, corr_sorted
+    span_of = array("q", [-1]) * n
+    for tid in sorted(set(q_tid)):
+        if tid < 0:
+            continue
+        queries = [p for p in range(n) if q_tid[p] == tid]
+        spans = [j for j, t in enumerate(col.c_tid) if t == tid]
+        if spans:
+            _innermost(col.c_ts, col.c_end, spans, q_ts, queries, span_of)
+    sig_of = array("q", ((col.c_sig[j] if j >= 0 else -1) for j in span_of))
+    del span_of, q_tid, q_ts
+    missing = {g_ext[rows[p]] for p in range(n) if sig_of[p] < 0 and g_ext[rows[p]] >= 0}
+    if missing:
+        by_ext: dict[int, int] = {}
+        for ext, sig in zip(col.c_ext, col.c_sig, strict=True):
+            if ext in missing and ext not in by_ext:
+                by_ext[ext] = sig
+        for p in range(n):
+            if sig_of[p] < 0:
+                sig_of[p] = by_ext.get(g_ext[rows[p]], -1)
+    # most frequent shape sets first
+    counts: dict[tuple[int, int], int] = {}
+    for p in range(n):
+        if sig_of[p] >= 0:
+            key = (g_name[rows[p]], sig_of[p])
+            counts[key] = counts.get(key, 0) + 1
+    for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        agg = aggs[name_id]
+        dims, types = col.sigs[sig]
+        if dims not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
+            agg.shapes.append(dims)
+        for t in types:
+            if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
+                agg.dtypes.append(t)
+
+
+def _attach_phases(col: _Collector, device: int, aggs: dict[int, KernelAgg],
+                   rows: array) -> ServingInfo | None:
+    steps = sorted(s for s in col.steps if s[0] in (device, -1))
+    if not steps:
+        return None
+    starts = [s[1] for s in steps]
+    for i in rows:
+        ts = col.g_ts[i]
+        k = bisect.bisect_right(starts, ts) - 1
+        if k < 0 or ts >= steps[k][2]:
+            continue
+        _dev, _s, _e, phase, ctx, batch = steps[k]
+        m = ctx + batch if phase == "prefill" else batch
+        pa = aggs[col.g_name[i]].by_phase.setdefault(phase, PhaseAgg())
+        pa.count += 1
+        pa.total_us += col.g_dur[i]
+        pa.m_hist[m] = pa.m_hist.get(m, 0) + 1
+    return ServingInfo(
+        n_prefill_steps=sum(1 for s in steps if s[3] == "prefill"),
+        n_decode_steps=sum(1 for s in steps if s[3] == "decode"),
+        decode_batches=[s[5] for s in steps if s[3] == "decode"],
+    )
+
+
+def import_torch(
+    path: Path,
+    *,
+    top: int = DEFAULT_TOP,
+    device_index: int | None = None,
+    isl: int | None = None,
+    osl: int | None = None,
+    conc: int | None = None,
+    capture_sizes: Iterable[int] | None = None,
+    progress: bool = True,
+    chunk: int = 1 << 20,
+    duration_transform: Callable[[float], float] | None = None,
+) -> TorchImport:
+    """Parse a Kineto trace into a Top-N document (nothing is written)."""
+    col, header = collect(Path(path), chunk=chunk, progress=progress)
+    choice = choose_device(col, device_index)
+    dev = choice.chosen
+    aggs: dict[int, KernelAgg] = {}
+    total = 0.0
+    launches = 0
+    for i, d in enumerate(col.g_dev):
+        if d != dev:
+            continue
+        dur = col.g_dur[i]
+        if duration_transform is not None:
+            dur = duration_transform(dur)
+            col.g_dur[i] = dur
+        nid = col.g_name[i]
+        agg = aggs.get(nid)
+        if agg is None:
+            agg = aggs[nid] = KernelAgg(col.names[nid])
+        agg.add(dur)
+        total += dur
+        launches += 1
+    ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
+    top_aggs = {n: aggs[n] for n in ranked}
+    top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,
+                                                             strict=True))
+                           if d == dev and nid in top_aggs))
+    _attach_shapes(col, top_aggs, top_rows)
+    serving = _attach_phases(col, dev, top_aggs, top_rows)
+    notes = []
+    if col.execute_spans and serving is None:
+        notes.append(f"{col.execute_spans} execute_* step spans without a readable "
+                     "context/generation segment: no serving block")
+    if col.skipped_gpu:
+        notes.append(f"{col.skipped_gpu} GPU events without ts/dur/name skipped")
+    if total <= 0:
+        raise ImportProblem("GPU events found but their durations sum to zero")
+    doc = build_topn(aggs.values(), source="torch-trace", total_us=total, launches=launches,
+                     top=top, serving=serving, isl=isl, osl=osl, conc=conc,
+                     capture_sizes=capture_sizes)
+    return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes)
+
+
+def file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

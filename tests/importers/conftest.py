@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REAL = Path("/work/shared/real-formats")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "roofline_tui", "import", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"real sample {path} not present")
+    return path
