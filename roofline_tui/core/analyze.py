@@ -7,6 +7,7 @@ remaining entries are still analysed. Same inputs give the same artifact, byte f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,13 @@ from roofline_tui.core.classify import classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.inputs import REGIMES, EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
-from roofline_tui.core.opmodels import MODELS, OpContext, OpEstimate, OpModelUnavailable
+from roofline_tui.core.opmodels import (
+    MODELS,
+    Candidate,
+    OpContext,
+    OpEstimate,
+    OpModelUnavailable,
+)
 from roofline_tui.core.peaks import Peaks, peak_flops_for
 from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
 from roofline_tui.core.textsafe import printable
@@ -242,6 +249,96 @@ def _base_entry(head: TopNEntry, regime: str, cls_op: str, sub: str | None) -> d
     }
 
 
+def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> list[Alternative]:
+    """Spec §4 feasibility rule: the largest candidate with ``bytes ≤ peak_bw × t`` is chosen;
+    when none is feasible, the smallest (the least wrong) is shown and L3 will flag it."""
+    alts = []
+    for c in est.candidates:
+        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 else None
+        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
+                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
+                                note=c.note))
+    feasible = [a for a in alts if a.feasible]
+    pick = max(feasible, key=lambda a: a.bytes_est) if feasible else min(
+        alts, key=lambda a: a.bytes_est)
+    pick.chosen = True
+    return alts
+
+
+def fold_cases(
+    cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
+    sh: _Shared,
+) -> tuple[OpEstimate, list[dict[str, Any]]]:
+    """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
+    axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
+    module = MODELS[op_class]
+    peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    first: OpEstimate | None = None
+    for case in cases:
+        dts = [d for d in (canonical_dtype(x) for x in case.dtypes) if d]
+        cctx = dataclasses.replace(
+            ctx,
+            shapes=[case.input_shapes] if case.input_shapes else [],
+            dtypes=dts or ctx.dtypes,
+            tokens=case.m or ctx.tokens,
+            tokens_source="captured case M" if case.m else ctx.tokens_source,
+        )
+        try:
+            est = module.estimate(cctx)
+        except OpModelUnavailable as exc:
+            skipped.append(str(exc))
+            continue
+        first = first or est
+        n, _ = logical_unit(est, op_class, lps, sh.model)
+        t_unit = case.latency_ms / 1000.0 if case.latency_ms else t_launch_s * n
+        alts = choose_candidate(est, peak_bw, t_unit)
+        pick = next(a for a in alts if a.chosen)
+        peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
+        ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
+        ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
+        axis = "compute" if ridge is not None and ai > ridge else "memory"
+        calls = case.count if case.count and case.count > 0 else 1.0
+        rows.append({"axis": axis, "calls": calls, "t": t_unit, "bytes": pick.bytes_est,
+                     "flops": pick.flops_est, "peak_flops": peak_flops})
+    if first is None:
+        why = skipped[0] if skipped else "no usable case"
+        raise OpModelUnavailable(f"no captured case could be modelled ({why})")
+    total_w = sum(r["calls"] * r["t"] for r in rows) or 1.0
+    axes = []
+    for axis in ("memory", "compute"):
+        group = [r for r in rows if r["axis"] == axis]
+        if not group:
+            continue
+        calls = sum(r["calls"] for r in group)
+        w = sum(r["calls"] * r["t"] for r in group)
+        b = sum(r["calls"] * r["bytes"] for r in group)
+        f = sum(r["calls"] * r["flops"] for r in group)
+        pk = group[0]["peak_flops"]
+        pct = (b / (peak_bw * w)) if axis == "memory" else (f / (pk * w) if pk else None)
+        axes.append({"roof_axis": axis, "n_cases": len(group), "weight_share": w / total_w,
+                     "bytes_per_unit": b / calls, "flops_per_unit": f / calls,
+                     "t_unit_ms": 1000.0 * w / calls, "roofline_pct": pct})
+    dominant = max(axes, key=lambda a: a["weight_share"])
+    assumptions = [
+        f"stage B: {len(rows)} captured case(s) folded, weighted by calls × latency per roof "
+        f"axis (never averaged across axes); headline = {dominant['roof_axis']} axis "
+        f"({dominant['weight_share']:.0%} of the weight)"
+    ]
+    if skipped:
+        assumptions.append(f"{len(skipped)} case(s) not modelled: {skipped[0]}")
+    assumptions += list(first.assumptions)
+    return OpEstimate(
+        model=f"{first.model} over captured shapes",
+        candidates=(Candidate("captured", dominant["bytes_per_unit"],
+                              dominant["flops_per_unit"]),),
+        compute_dtype=first.compute_dtype,
+        per=first.per,
+        assumptions=tuple(assumptions),
+    ), axes
+
+
 def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     """Analyse one head; returns the entry and a degrade reason when it has no model (L2)."""
     regime, regime_why = pick_regime(head, sh.topn)
@@ -286,10 +383,17 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         dtype_bytes=dict(DTYPE_BYTES),
         l2_bytes=sh.peaks.l2_bytes,
     )
+    cases = []
     if refine is not None:
         ctx = refine.context(ctx)
+        cases = refine.regime_cases(regime)
+    peak_bw = sh.peaks.hbm_bw_bytes_s
+    axes: list[dict[str, Any]] = []
     try:
-        est = MODELS[cls.op_class].estimate(ctx)
+        if cases and peak_bw:
+            est, axes = fold_cases(cases, ctx, cls.op_class, lps, t_ms / 1000.0, sh)
+        else:
+            est = MODELS[cls.op_class].estimate(ctx)
     except OpModelUnavailable as exc:
         return degrade(str(exc))
     n_launch, unit = logical_unit(est, cls.op_class, lps, sh.model)
@@ -304,12 +408,13 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         target_eff_source=target_why,
         assumptions=list(sh.dtype_notes) + list(est.assumptions),
     )
+    if axes:
+        data["axes"] = axes
     notes.append(f"Unit: {unit}.")
     notes.append(f"Model: {est.model}.")
     t_launch_s = t_ms / 1000.0
     t_unit_s = t_launch_s * n_launch
     data["t_unit_ms"] = t_ms * n_launch
-    peak_bw = sh.peaks.hbm_bw_bytes_s
     if not peak_bw:
         c = est.candidates[0]
         data.update(bytes_est=c.bytes, flops_est=c.flops,
@@ -325,24 +430,10 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     data["peak_flops_dtype"] = flops_dtype
 
     # Feasibility rule (spec §4): the largest candidate that stays under peak bandwidth.
-    alts: list[Alternative] = []
-    for c in est.candidates:
-        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 else None
-        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
-                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
-                                note=c.note))
-    feasible = [a for a in alts if a.feasible]
-    if measured := (refine.measured_axes() if refine is not None else None):
-        pass
-    chosen = max(feasible, key=lambda a: a.bytes_est) if feasible else min(
-        alts, key=lambda a: a.bytes_est)
-    chosen.chosen = True
+    alts = choose_candidate(est, peak_bw, t_unit_s)
+    chosen = next(a for a in alts if a.chosen)
+    feasible = any(a.feasible for a in alts)
     bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
-    basis = "model"
-    if refine is not None:
-        bytes_est, flops_est, basis, extra = refine.apply_measurement(bytes_est, flops_est)
-        notes.extend(extra)
-    data["measurement_basis"] = basis
     if len(alts) > 1:
         data["alternatives"] = [a.model_dump() for a in alts]
         desc = "; ".join(
@@ -353,6 +444,19 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         why = ("largest feasible candidate" if feasible
                else "every candidate is infeasible; the smallest is shown")
         notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
+    measurement = refine.measurement if refine is not None else None
+    if refine is not None:
+        mx = refine.measured(n_launch, bytes_est, "memory")
+        notes.extend(mx.notes)
+        if mx.bytes_unit is not None:
+            data["bytes_model"] = bytes_est
+            bytes_est = mx.bytes_unit
+        if mx.flops_unit is not None:
+            data["flops_model"] = flops_est
+            flops_est = mx.flops_unit
+        data["measurement_basis"] = mx.basis
+        if any(n.startswith("Model disagreement") for n in mx.notes):
+            data["model_disagreement"] = True
 
     m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=t_unit_s,
                           t_launch_s=t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
@@ -369,6 +473,18 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         roofline_pct_raw=m.roofline_pct_raw,
         bound_type=m.bound_type,
     )
+    if measurement is not None and measurement.roofline_pct is not None and (
+        measurement.bytes_per_dispatch is None
+    ):
+        # rocprof-compute measured the roofline itself (roofline-v1): it replaces the ratio.
+        raw = measurement.roofline_pct
+        m = dataclasses.replace(
+            m, roofline_pct_raw=raw, suspect=not (M.SANE_LOW <= raw <= M.SANE_HIGH),
+            suspect_reason=None if M.SANE_LOW <= raw <= M.SANE_HIGH
+            else f"measured roofline {raw:.3f} outside (0, 1]",
+            bound_type=measurement.bound_type or m.bound_type, dispatch_bound=False)
+        data.update(roofline_pct_raw=raw, bound_type=m.bound_type, measurement_basis="counters")
+        notes.append(f"Stage C: roofline {raw:.2f} measured by rocprof-compute (roofline-v1).")
     no_verdict: str | None = None
     if m.suspect:
         data.update(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
@@ -17,6 +16,7 @@ from roofline_tui.core.inputs import EnvReport, Workload, load_env_report, load_
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
+from roofline_tui.core.refine import load_refinements
 from roofline_tui.core.store import atomic_write_text
 
 TOPN_NAME = "profile_topN.json"
@@ -36,7 +36,8 @@ class RoundSources:
     peaks: Path | None = None
     device: str | None = None
     workload: Workload | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # stage B/C sources (see refine.py)
+    shapes: Path | None = None                        # stage B: Kernel Extractor task dirs
+    counters: list[Path] = field(default_factory=list)  # stage C: counter files
 
 
 @dataclass
@@ -145,10 +146,15 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
         problems=problems,
         inputs_used=used,
     )
-    refine_loader = sources.extra.get("refinements")
-    if callable(refine_loader):
-        inputs.refinements, refine_problems = refine_loader(round_dir, inputs)
-        inputs.problems += refine_problems
+    inputs.refinements, refine_problems = load_refinements(
+        round_dir, shapes_dir=sources.shapes, counter_files=sources.counters or None
+    )
+    inputs.problems += refine_problems
+    if inputs.refinements is not None:
+        if inputs.refinements.tasks:
+            used["shapes"] = f"{len(inputs.refinements.tasks)} Kernel Extractor task(s)"
+        if inputs.refinements.counters is not None:
+            used["counters"] = f"{len(inputs.refinements.counters.measurements)} kernel(s) measured"
     return inputs, incomplete, topn_found
 
 

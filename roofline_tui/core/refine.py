@@ -1,0 +1,210 @@
+"""Stages B and C (spec §5): sharpen a head's estimate with captured shapes and counters.
+
+* Stage B — the Kernel Extractor captured the real shapes of a kernel. Each captured case is run
+  through the same op-class model; cases are folded weighted by calls × latency, per roof axis,
+  never averaged across axes. Confidence ``medium``.
+* Stage C — hardware counters measured bytes and/or FLOPs of the isolated kernel. A measured
+  axis replaces the model on that axis. Confidence ``high`` only when the roof's own axis was
+  measured. Time stays the profile's per-launch time (counter runs inflate durations).
+
+A missing or partial counter set never fails anything (spec §6 L4): the entry keeps its
+stage-A/B result and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.measured import (
+    CapturedShapes,
+    CounterSet,
+    KernelMeasurement,
+    discover_counter_files,
+    discover_roofline_files,
+    discover_task_dirs,
+    load_counters,
+    load_task_dir,
+    match_measurement,
+    match_task,
+)
+from roofline_tui.core.opmodels import OpContext
+
+# Measured bytes this far from the model (either way) flag the byte model as disagreeing.
+DISAGREEMENT_FACTOR = 1.5
+
+
+@dataclass
+class MeasuredAxes:
+    bytes_unit: float | None
+    flops_unit: float | None
+    basis: str            # counters | mixed | model
+    notes: list[str]
+
+
+@dataclass
+class KernelRefinement:
+    """What stage B/C know about one kernel."""
+
+    captured: CapturedShapes | None = None
+    measurement: KernelMeasurement | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def usable_measurement(self) -> bool:
+        m = self.measurement
+        return m is not None and (
+            m.bytes_per_dispatch is not None or m.flops_per_dispatch is not None
+            or m.roofline_pct is not None
+        )
+
+    @property
+    def stage(self) -> str:
+        if self.usable_measurement:
+            return "C"
+        if self.captured is not None and self.captured.cases:
+            return "B"
+        return "A"
+
+    def regime_cases(self, regime: str) -> list:
+        if self.captured is None:
+            return []
+        cases = [c for c in self.captured.cases if c.input_shapes or c.m]
+        same = [c for c in cases if c.regime == regime]
+        return same or [c for c in cases if c.regime is None]
+
+    def context(self, ctx: OpContext) -> OpContext:
+        """Stage-B dtypes and MoE geometry from the task's regime/meta files."""
+        cap = self.captured
+        if cap is None:
+            return ctx
+        updates: dict = {}
+        for key in ("weight_dtype", "activation_dtype", "kv_dtype"):
+            value = canonical_dtype(getattr(cap, key, None))
+            if value:
+                updates[key] = value
+        moe = cap.moe
+        if moe is not None and ctx.model is not None:
+            patch = {}
+            if moe.num_experts:
+                patch["num_experts"] = moe.num_experts
+            if moe.top_k:
+                patch["top_k"] = moe.top_k
+            if moe.hidden_size:
+                patch["hidden_size"] = moe.hidden_size
+            if moe.intermediate_size_per_tp:
+                patch["moe_intermediate_size"] = moe.intermediate_size_per_tp
+            if patch:
+                updates["model"] = ctx.model.model_copy(update=patch)
+                # the captured geometry is already per rank
+                updates["workload"] = ctx.workload.model_copy(update={"tp": 1})
+            if moe.weight_dtype:
+                updates["weight_dtype"] = canonical_dtype(moe.weight_dtype) or ctx.weight_dtype
+        return replace(ctx, **updates) if updates else ctx
+
+    def measured(self, n_launch: int, model_bytes: float, roof_axis_hint: str) -> MeasuredAxes:
+        """Measured bytes/FLOPs for one modelled unit (per-dispatch means × launches)."""
+        m = self.measurement
+        notes: list[str] = []
+        if m is None:
+            return MeasuredAxes(None, None, "model", notes)
+        b = m.bytes_per_dispatch * n_launch if m.bytes_per_dispatch is not None else None
+        f = m.flops_per_dispatch * n_launch if m.flops_per_dispatch is not None else None
+        src = f"{m.source} ({Path(m.path).name}, {m.dispatches} dispatches)"
+        if b is None and f is None:
+            if m.missing:
+                notes.append(
+                    f"Counters in {src} lack {', '.join(m.missing)} (L4): the analytic result "
+                    "stands"
+                )
+            return MeasuredAxes(None, None, "model", notes)
+        basis = "counters" if (b is not None and f is not None) else "mixed"
+        what = " and ".join(x for x, v in (("bytes", b), ("FLOPs", f)) if v is not None)
+        notes.append(
+            f"Stage C: measured {what} from {src} replace the model on "
+            f"{'both axes' if basis == 'counters' else 'that axis'}; time stays the profile's "
+            "per-launch time (counter runs inflate durations)."
+        )
+        if b is not None:
+            notes.append("Counters see traffic below L2 (fabric/DRAM side), not the HBM pins.")
+            if model_bytes > 0 and not (
+                1 / DISAGREEMENT_FACTOR <= b / model_bytes <= DISAGREEMENT_FACTOR
+            ):
+                notes.append(
+                    f"Model disagreement: measured {b / 1e6:.1f} MB vs modelled "
+                    f"{model_bytes / 1e6:.1f} MB per unit."
+                )
+        if m.missing:
+            notes.append(f"Missing counters: {', '.join(m.missing)}.")
+        return MeasuredAxes(b, f, basis, notes)
+
+    def confidence(self, roof_axis: str | None, basis: str | None = None) -> str:
+        m = self.measurement
+        if m is not None and self.usable_measurement:
+            if m.roofline_pct is not None and m.bytes_per_dispatch is None:
+                return "high"  # rocprof-compute measured the roofline itself
+            axis_measured = (
+                m.bytes_per_dispatch is not None if roof_axis != "compute"
+                else m.flops_per_dispatch is not None
+            )
+            if axis_measured:
+                return "high"
+            return "medium"
+        if self.stage == "B":
+            return "medium"
+        return "low"
+
+
+@dataclass
+class Refinements:
+    tasks: list[CapturedShapes] = field(default_factory=list)
+    counters: CounterSet | None = None
+
+    def for_kernel(self, name: str) -> KernelRefinement | None:
+        captured = match_task(self.tasks, name) if self.tasks else None
+        measurement = match_measurement(self.counters, name) if self.counters else None
+        if captured is None and measurement is None:
+            return None
+        return KernelRefinement(captured=captured, measurement=measurement)
+
+
+def eval_dir_of(round_dir: Path) -> Path | None:
+    """EVAL_DIR is the parent of ``profile/`` (``EVAL_DIR/profile/round_<R>/``)."""
+    parent = round_dir.resolve().parent
+    return parent.parent if parent.name == "profile" else None
+
+
+def load_refinements(
+    round_dir: Path,
+    *,
+    shapes_dir: Path | None = None,
+    counter_files: list[Path] | None = None,
+) -> tuple[Refinements | None, list[str]]:
+    """Discover and load stage-B task dirs and stage-C counter files for one round."""
+    problems: list[str] = []
+    tasks: list[CapturedShapes] = []
+    eval_dir = eval_dir_of(round_dir)
+    if shapes_dir is not None:
+        task_dirs = discover_task_dirs(shapes_dir.parent if shapes_dir.name == "kernels"
+                                       else shapes_dir)
+        if not task_dirs and shapes_dir.is_dir():  # a single task dir, or a folder of tasks
+            task_dirs = sorted(p for p in shapes_dir.glob("*_task") if p.is_dir()) or [shapes_dir]
+    else:
+        task_dirs = discover_task_dirs(eval_dir) if eval_dir is not None else []
+    for d in task_dirs:
+        captured, task_problems = load_task_dir(d)
+        problems += task_problems
+        if captured is not None:
+            tasks.append(captured)
+    files = list(counter_files or [])
+    if not files:
+        files = discover_counter_files(round_dir)
+        if eval_dir is not None:
+            files += discover_roofline_files(eval_dir)
+    counters = None
+    if files:
+        counters = load_counters(files)
+        problems += counters.problems
+    if not tasks and counters is None:
+        return None, problems
+    return Refinements(tasks=tasks, counters=counters), problems
