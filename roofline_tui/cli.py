@@ -10,6 +10,7 @@ from collections.abc import Sequence
 # Each module exposes ``register(subparsers)``; the parser it adds sets ``func`` (args -> int).
 _COMMAND_MODULES: tuple[str, ...] = (
     "roofline_tui.commands.analyze",
+    "roofline_tui.commands.schema",
     "roofline_tui.app.commands",
     "roofline_tui.importers.cli",
     "roofline_tui.rounds_cli",

@@ -36,6 +36,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="also print the artifact JSON to stdout")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any input problem, degraded entry or error was recorded")
+    p.add_argument("--priors", type=Path, metavar="FILE",
+                   help="calibrated target_eff priors (roofline-priors-v1, from 'roofline playbook "
+                        "--priors-out'); stated in the artifact's target_eff_source")
+    p.add_argument("--plot", action="store_true",
+                   help="also write the roofline chart profile_roofline.svg beside the artifact "
+                        "(needs the plot extra: pip install 'roofline_tui[plot]')")
+    p.add_argument("--png", action="store_true",
+                   help="also write profile_roofline.png (implies --plot)")
     p.set_defaults(func=run)
 
 
@@ -50,11 +58,18 @@ def add_round_arguments(p: argparse.ArgumentParser) -> None:
                    help="peak table in peaks.md format (default: the bundled one)")
     p.add_argument("--device", metavar="NAME",
                    help="device product or arch, e.g. H200, MI325X, gfx950 (overrides env_report)")
+    p.add_argument("--shapes", type=Path, metavar="DIR",
+                   help="stage B: Kernel Extractor task dirs (default: EVAL_DIR/kernels/*_task/)")
+    p.add_argument("--counters", type=Path, nargs="+", metavar="FILE", default=[],
+                   help="stage C: counter files (rocprofv3 CSV or rocpd .db, rocprof-compute "
+                        "pmc_perf.csv or roofline-v1 JSON, ncu CSV/.ncu-rep; default: "
+                        "ROUND_DIR/counters/)")
 
 
 def sources_from_args(args: argparse.Namespace) -> RoundSources:
     return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
-                        device=args.device)
+                        device=args.device, shapes=getattr(args, "shapes", None),
+                        counters=list(getattr(args, "counters", None) or []))
 
 
 def _usage_error(msg: str) -> int:
@@ -78,8 +93,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"roofline analyze: {disabled}: analysis skipped, nothing written", file=sys.stderr)
         return 0
     options = AnalyzeOptions(head_threshold_pct=args.head_threshold, max_heads=args.max_heads)
+    if getattr(args, "priors", None) is not None:
+        from roofline_tui.core.playbook import PriorsError, load_priors
+
+        try:
+            options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
+        except PriorsError as exc:
+            return _usage_error(f"--priors {exc}")
     result = analyze_round(round_dir, sources, options)
     artifact = result.artifact
+    if result.topn_found:  # round-over-round movement when sibling rounds exist (never raises)
+        from roofline_tui.core.history import annotate_round
+
+        artifact, _ = annotate_round(artifact, round_dir, sources, options)
+    write_plot_for(args, artifact, round_dir)
     try:
         json_path, md_path = write_artifact(artifact, round_dir)
     except OSError as exc:
@@ -138,3 +165,25 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         )
     console.print(table)
     console.print(Text(f"wrote {json_path} and {json_path.with_suffix('.md').name}"))
+
+
+def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path) -> None:
+    """``--plot``/``--png``: the roofline image beside the artifact, recorded in it as
+    ``plot_file`` (so the markdown embeds it). A missing matplotlib or an unwritable directory
+    costs one line on stderr; the artifact is still written and the exit code is unchanged."""
+    if not (getattr(args, "plot", False) or getattr(args, "png", False)):
+        return
+    from roofline_tui.plot import PlotUnavailable, write_plot
+
+    try:
+        paths = write_plot(artifact, round_dir, png=bool(getattr(args, "png", False)))
+    except PlotUnavailable as exc:
+        print(f"roofline analyze: no roofline image: {exc}", file=sys.stderr)
+        return
+    except OSError as exc:
+        print(f"roofline analyze: no roofline image: cannot write into "
+              f"{printable(str(round_dir))}: {exc.strerror or exc}", file=sys.stderr)
+        return
+    artifact.plot_file = paths[0].name  # type: ignore[attr-defined]  # an artifact extra
+    if len(paths) > 1:
+        artifact.plot_png = paths[1].name  # type: ignore[attr-defined]
