@@ -8,7 +8,6 @@ remaining entries are still analysed. Same inputs give the same artifact, byte f
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -351,7 +350,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     data.update(t_ms=t_ms, launches_per_step=lps, t_ms_source=t_why)
     if t_ms is not None and not t_why.startswith("base_latency"):
         notes.append(f"Time: {t_why}.")
-    sub = refine = None
+    refine = None
     if sh.refinements is not None:
         refine = sh.refinements.for_kernel(head.name)
 
@@ -710,6 +709,3 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     )
     return artifact
 
-
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

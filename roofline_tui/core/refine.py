@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.measured import (
     CapturedShapes,

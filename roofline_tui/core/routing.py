@@ -140,8 +140,8 @@ def byte_reduction_levers(
                 )
     if op_class == "attn" and kv_dtype in ("bf16", "fp16"):
         levers.append(
-            f"fp8 KV cache (kv-cache-dtype fp8): halves the KV bytes read per step "
-            f"(lossy — must pass the accuracy gate)"
+            "fp8 KV cache (kv-cache-dtype fp8): halves the KV bytes read per step "
+            "(lossy — must pass the accuracy gate)"
         )
     elif weight_dtype in _LOWER_PRECISION and op_class in ("gemm", "moe"):
         lower = _LOWER_PRECISION[weight_dtype]

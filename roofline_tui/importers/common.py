@@ -382,7 +382,9 @@ def write_round(doc: dict[str, Any], out_dir: Path) -> Path:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ImportProblem(f"cannot create output directory {out_dir}: {exc.strerror or exc}")
+        raise ImportProblem(
+            f"cannot create output directory {out_dir}: {exc.strerror or exc}"
+        ) from None
     if not out_dir.is_dir():
         raise ImportProblem(f"output path {out_dir} is not a directory")
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

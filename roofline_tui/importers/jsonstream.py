@@ -88,7 +88,9 @@ class TraceEventStream:
                     grow *= 2
                     continue
                 if maybe_short:
-                    raise self._problem("trace ends in the middle of an event (truncated?)")
+                    raise self._problem(
+                        "trace ends in the middle of an event (truncated?)"
+                    ) from None
                 raise self._problem(f"invalid JSON: {exc.msg}", exc.pos) from None
             except (ValueError, RecursionError) as exc:
                 raise self._problem(f"invalid JSON: {_reason(exc)}") from None

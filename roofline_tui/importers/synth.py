@@ -104,8 +104,8 @@ def write_trace(path: Path, spec: SynthSpec | None = None) -> Path:
 
 
 def _dump(fh: TextIO, spec: SynthSpec) -> None:
-    fh.write('{"schemaVersion": 1, "deviceProperties": [{"id": %d, "name": "synthetic"}],\n'
-             ' "traceEvents": [\n' % spec.device)
+    fh.write(f'{{"schemaVersion": 1, "deviceProperties": [{{"id": {spec.device}, '
+             '"name": "synthetic"}],\n "traceEvents": [\n')
     first = True
     for ev in _events(spec):
         if not first:

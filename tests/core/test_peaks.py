@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline_tui.core.peaks import (
-    PeakSection,
     Peaks,
+    PeakSection,
     derive_peaks_from_props,
     load_peak_table,
     match_product,

@@ -213,7 +213,7 @@ def _launch_values(m: dict[str, float]) -> dict[str, object]:
     total = rd + wr if rd is not None and wr is not None else m.get("dram__bytes.sum")
     sass: dict[str, float] = {}
     prefixes_seen: set[str] = set()
-    for name, v in m.items():
+    for name in m:
         sm = _SASS.match(name)
         if sm:
             prefix = name.split("__", 1)[0]

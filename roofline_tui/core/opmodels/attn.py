@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofline_tui.core.opmodels.base import OpContext, OpEstimate, OpModelUnavailable, Candidate
+from roofline_tui.core.opmodels.base import Candidate, OpContext, OpEstimate, OpModelUnavailable
 
 OP_CLASS = "attn"
 TARGET_EFF = 0.50
