@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -302,6 +303,17 @@ def _topn_mtime(d: Path) -> float:
     return 0.0
 
 
+def order_round_dirs(dirs: Iterable[Path]) -> list[Path]:
+    """Numeric rounds in numeric order, then named rounds by Top-N mtime (the folder's own mtime
+    changes whenever an artifact is written, which would reorder rounds); name breaks ties."""
+    dirs = list(dirs)
+    numeric = sorted((c for c in dirs if _NUMERIC.match(c.name)),
+                     key=lambda c: (int(c.name[6:]), c.name))
+    named = sorted((c for c in dirs if not _NUMERIC.match(c.name)),
+                   key=lambda c: (_topn_mtime(c), c.name))
+    return numeric + named
+
+
 def discover_rounds(profile_dir: Path) -> list[Path]:
     """``round_*`` directories: numeric in numeric order, then named ones by Top-N mtime."""
     profile_dir = Path(profile_dir)
@@ -309,11 +321,7 @@ def discover_rounds(profile_dir: Path) -> list[Path]:
         children = [c for c in profile_dir.iterdir() if c.is_dir() and c.name.startswith("round_")]
     except OSError:
         return []
-    numeric = sorted((c for c in children if _NUMERIC.match(c.name)),
-                     key=lambda c: (int(c.name[6:]), c.name))
-    named = sorted((c for c in children if not _NUMERIC.match(c.name)),
-                   key=lambda c: (_topn_mtime(c), c.name))
-    return numeric + named
+    return order_round_dirs(children)
 
 
 # --------------------------------------------------------------------------- loading

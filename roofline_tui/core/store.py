@@ -89,7 +89,7 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip()) - 1
+        truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         hint = " (truncated: still being written?)" if truncated else ""
         raise ReadProblem(
             path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}",

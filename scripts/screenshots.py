@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Render the dashboard's screenshots (SVG) from the bundled demo, using the app itself.
+
+    python scripts/screenshots.py [OUT_DIR]      # default: screenshots/
+
+Writes main.svg (200x50, rankings side by side), drilldown.svg (the Flags tab of the suspect
+copy kernel), levers.svg (130x44, stacked: the saturated MoE head's byte-reduction levers) and
+narrow.svg (80x24, stacked). The demo is copied to a temporary directory first, so
+the bundled files are never touched; the clock is fixed so the output is reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from roofline_tui.app.app import RooflineApp  # noqa: E402
+from roofline_tui.app.commands import copy_demo  # noqa: E402
+
+SHOTS = (
+    # file, size, keys pressed, drill-down tab to open
+    ("main.svg", (200, 50), (), None),
+    ("drilldown.svg", (200, 50), ("down",), "flags"),
+    ("levers.svg", (130, 44), (), "levers"),
+    ("narrow.svg", (80, 24), (), None),
+)
+
+
+async def render(profile: Path, size: tuple[int, int], keys: tuple[str, ...], tab: str | None) -> str:
+    app = RooflineApp(profile, watch=False, display_name="profile",
+                      clock=lambda: datetime(2025, 1, 2, 12, 34, 56))
+    async with app.run_test(size=size) as pilot:
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if not app.busy and app.shown in app.results:
+                break
+        await pilot.press(*keys)
+        if tab:
+            await pilot.click(f"#--content-tab-{tab}")
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        return app.export_screenshot(title="roofline demo")
+
+
+async def main(out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="roofline-shots-"))
+    try:
+        profile = copy_demo(tmp)
+        for name, size, keys, tab in SHOTS:
+            svg = await render(profile, size, keys, tab)
+            (out_dir / name).write_text(svg, encoding="utf-8")
+            print(f"wrote {out_dir / name}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "screenshots"))

@@ -1,0 +1,115 @@
+"""Helpers for the dashboard tests: the app as tests build it, waits, what the screen shows."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from roofline_tui.app.app import RooflineApp
+
+FIXED_NOW = datetime(2025, 1, 2, 12, 34, 56)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def make_app(profile_dir: Path, **kwargs: Any) -> RooflineApp:
+    """The app as the tests want it: no watcher unless asked, fixed clock, no tmp path shown."""
+    kwargs.setdefault("watch", False)
+    kwargs.setdefault("clock", fixed_clock)
+    kwargs.setdefault("display_name", "profile")
+    if kwargs["watch"]:
+        kwargs.setdefault("debounce_ms", 200)
+        kwargs.setdefault("step_ms", 30)
+        kwargs.setdefault("poll_s", 0.1)
+    return RooflineApp(profile_dir, **kwargs)
+
+
+async def wait_until(pilot: Any, cond: Callable[[], bool], timeout: float = 6.0) -> float:
+    start = time.perf_counter()
+    while True:
+        await pilot.pause(0.02)
+        if cond():
+            await pilot.pause()
+            return time.perf_counter() - start
+        if time.perf_counter() - start > timeout:
+            raise AssertionError(f"condition not met within {timeout} s")
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until the shown round has been analysed and nothing is queued."""
+    app = pilot.app
+    await wait_until(pilot, lambda: not app.busy and (app.shown is None or app.shown in app.results
+                                                      or app.shown in app.round_notes))
+    await pilot.pause()
+
+
+def cells(table: Any) -> list[list[str]]:
+    """Plain text of every cell, row by row, as the user reads it."""
+    return [[str(getattr(c, "plain", c)) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def column(table: Any, key: str) -> list[str]:
+    keys = [c.key.value for c in table.ordered_columns]
+    i = keys.index(key)
+    return [row[i] for row in cells(table)]
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, str]]:
+    """Everything on disk below ``root``: mtime and content hash, to prove nothing was touched."""
+    state: dict[str, tuple[int, str]] = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            state[str(p.relative_to(root))] = (p.stat().st_mtime_ns,
+                                               hashlib.sha256(p.read_bytes()).hexdigest())
+        else:
+            state[str(p.relative_to(root)) + "/"] = (0, "")
+    return state
+
+
+def read_topn(round_dir: Path) -> dict[str, Any]:
+    return json.loads((round_dir / "profile_topN.json").read_text())
+
+
+def write_topn(round_dir: Path, data: dict[str, Any]) -> None:
+    (round_dir / "profile_topN.json").write_text(json.dumps(data, indent=1))
+
+
+def static_text(widget: Any, width: int = 200) -> str:
+    """What a Static shows, as plain text (its content may be a Rich table or group)."""
+    from rich.console import Console
+
+    content = widget.content
+    if isinstance(content, str):
+        return content
+    console = Console(width=width, record=True, color_system=None, file=open(os.devnull, "w"))
+    console.print(content)
+    return console.export_text()
+
+
+_SVG_TEXT = re.compile(
+    r'<text class="[^"]*" x="([\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+    r'clip-path="url\(#terminal-(?:\d+-)?line-(\d+)\)">(.*?)</text>')
+_CELL_WIDTH = 12.2  # Rich's SVG export: pixels per terminal cell
+
+
+def screen_text(svg: str) -> list[str]:
+    """The terminal lines of an SVG screenshot, as a user reads them."""
+    lines: dict[int, list[str]] = {}
+    for m in _SVG_TEXT.finditer(svg):
+        x, line, text = float(m.group(1)), int(m.group(2)), html.unescape(m.group(3))
+        row = lines.setdefault(line, [])
+        col = int(round(x / _CELL_WIDTH))
+        if len(row) < col:
+            row.extend(" " * (col - len(row)))
+        row[col:col + len(text)] = list(text)
+    return ["".join(lines[i]).replace("\xa0", " ").rstrip() for i in sorted(lines)]

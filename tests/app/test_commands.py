@@ -1,0 +1,52 @@
+"""``roofline dash`` and ``roofline demo`` from the command line (the app's run() stubbed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roofline_tui.app import app as app_module
+from roofline_tui.cli import build_parser, main
+
+
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch) -> list[app_module.RooflineApp]:
+    apps: list[app_module.RooflineApp] = []
+    monkeypatch.setattr(app_module.RooflineApp, "run", lambda self, *a, **k: apps.append(self))
+    return apps
+
+
+def test_dash_and_demo_are_registered() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["dash", "prof", "--device", "H200", "--peaks", "p.md"])
+    assert args.round_dir == Path("prof") and args.device == "H200" and args.peaks == Path("p.md")
+    assert "PROFILE_DIR" in parser._subparsers._group_actions[0].choices["dash"].format_usage()
+    assert parser.parse_args(["demo"]).func.__name__ == "run_demo"
+
+
+def test_dash_runs_on_a_directory_that_does_not_exist_yet(tmp_path: Path, launched) -> None:
+    assert main(["dash", str(tmp_path / "not-yet"), "--device", "MI355X"]) == 0
+    (app,) = launched
+    assert app.profile_dir == tmp_path / "not-yet" and app.sources.device == "MI355X"
+
+
+def test_dash_refuses_a_missing_explicit_input_file(tmp_path: Path, launched, capsys) -> None:
+    assert main(["dash", str(tmp_path), "--env", str(tmp_path / "nope.json")]) == 2
+    assert "--env" in capsys.readouterr().err and not launched
+
+
+def test_demo_copies_the_bundled_profile_and_prints_where(launched, capsys) -> None:
+    assert main(["demo"]) == 0
+    (app,) = launched
+    profile = app.profile_dir
+    try:
+        assert sorted(p.name for p in profile.iterdir()) == ["round_0", "round_1", "round_2"]
+        assert (app.watch_root / "env_report.json").is_file()
+        assert not list(profile.rglob("profile_roofline.*"))
+        assert app.display_name == str(profile) and app.demo
+        assert str(profile) in capsys.readouterr().out
+    finally:
+        import shutil
+
+        shutil.rmtree(app.watch_root)

@@ -1,0 +1,75 @@
+"""What the dashboard looks like: SVG snapshots (fixed clock, no tmp path on screen, no watcher).
+
+Regenerate after a deliberate change with ``pytest tests/app --snapshot-update`` and read the
+``snapshot_report.html`` diff first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers import column, make_app, read_topn, screen_text, settle, static_text, write_topn
+
+EVIL = "fused_moe_kernel[bold red]PWNED[/] \x1b[2J\x1b]0;title\x07"
+
+
+async def _ready(pilot) -> None:
+    await settle(pilot)
+
+
+def _open_tab(pane: str, row: int):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press(*["down"] * row)
+        await pilot.click(f"#--content-tab-{pane}")
+        await pilot.pause()
+
+    return run_before
+
+
+def test_main_screen_wide(profile: Path, snap_compare) -> None:
+    assert snap_compare(make_app(profile), terminal_size=(200, 50), run_before=_ready)
+
+
+def test_main_screen_narrow(profile: Path, snap_compare) -> None:
+    assert snap_compare(make_app(profile), terminal_size=(80, 24), run_before=_ready)
+
+
+@pytest.mark.parametrize(("pane", "row"), [
+    ("assumptions", 0),   # fused MoE: the candidates the feasibility rule tried
+    ("flags", 1),         # suspect copy kernel: raw ratio, bytes upper bound, stage-C
+    ("levers", 0),        # saturated head: byte-reduction levers
+    ("raw", 2),           # dispatch-bound kernel's JSON
+    ("degraded", 0),      # the round's degraded[] and skill_errors
+])
+def test_drill_down_tab(profile: Path, snap_compare, pane: str, row: int) -> None:
+    assert snap_compare(make_app(profile), terminal_size=(130, 44), run_before=_open_tab(pane, row))
+
+
+def test_help_screen(profile: Path, snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(make_app(profile), terminal_size=(120, 36), run_before=run_before)
+
+
+async def test_markup_and_escape_codes_in_kernel_names_render_literally(profile: Path) -> None:
+    data = read_topn(profile / "round_2")
+    data["top_kernels"][0]["name"] = data["top_kernels"][0]["short_name"] = EVIL
+    write_topn(profile / "round_2", data)
+    app = make_app(profile)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        assert column(app.pct_table, "kernel")[0] == "fused_moe_kernel[bold red]PWN…"  # cut to fit
+        screen = "\n".join(screen_text(app.export_screenshot()))
+        assert "fused_moe_kernel[bold red]PWN…" in screen
+        assert "kernel                fused_moe_kernel[bold red]PWNED[/] \\x1b[2J\\x1b]0;title\\x07" in screen
+        await pilot.click("#--content-tab-raw")
+        await pilot.pause()
+        raw = static_text(app.query_one("#raw-body"))
+        assert '"name": "fused_moe_kernel[bold red]PWNED[/] \\u001b[2J\\u001b]0;title\\u0007"' in raw
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg
