@@ -5,7 +5,8 @@
 
 Writes main.svg (200x50, rankings side by side), drilldown.svg (the Flags tab of the suspect
 copy kernel), levers.svg (130x44, stacked: the saturated MoE head's byte-reduction levers) and
-narrow.svg (80x24, stacked). The demo is copied to a temporary directory first, so
+narrow.svg (80x24, stacked), chart.svg (the roofline chart tab) and history.svg (the fused MoE
+across the demo's three rounds). The demo is copied to a temporary directory first, so
 the bundled files are never touched; the clock is fixed so the output is reproducible.
 """
 
@@ -30,6 +31,8 @@ SHOTS = (
     ("drilldown.svg", (200, 50), ("down",), "flags"),
     ("levers.svg", (130, 44), (), "levers"),
     ("narrow.svg", (80, 24), (), None),
+    ("chart.svg", (200, 50), (), "chart"),
+    ("history.svg", (160, 40), (), "history"),
 )
 
 

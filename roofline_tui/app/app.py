@@ -28,11 +28,13 @@ from textual.worker import get_current_worker
 from roofline_tui.app import view
 from roofline_tui.app.panels import DetailPanel, HelpScreen, RankTable
 from roofline_tui.app.rounds import discover_rounds, is_relevant_change, round_name, round_of
+from roofline_tui.app.widgets.roofline_chart import RooflineChart
+from roofline_tui.core.history import analyze_round_with_history
 from roofline_tui.core.round import (
     TOPN_NAME,
     RoundResult,
     RoundSources,
-    analyze_round,
+    round_label,
     write_artifact,
 )
 from roofline_tui.core.textsafe import printable
@@ -94,6 +96,8 @@ class RooflineApp(App[None]):
         Binding("e", "export", "Export", id="export",
                 tooltip="write profile_roofline.json + .md into the shown round's directory"),
         Binding("r", "recompute", "Recompute", id="recompute", tooltip="recompute the shown round"),
+        Binding("c", "show_chart", "Chart", id="chart",
+                tooltip="the roofline chart of the shown round"),
         Binding("slash", "filter", "Filter", key_display="/", id="filter",
                 tooltip="filter kernels by name"),
         Binding("left_square_bracket", "prev_round", "Prev round", key_display="[",
@@ -290,7 +294,7 @@ class RooflineApp(App[None]):
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
         worker = get_current_worker()
         try:
-            result = analyze_round(round_dir, self.sources)
+            result = analyze_round_with_history(round_dir, self.sources)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
             if not worker.is_cancelled:
                 self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
@@ -489,9 +493,10 @@ class RooflineApp(App[None]):
 
     def render_detail(self, *, round_changed: bool = True) -> None:
         """Fill the active drill-down tab (others are filled when opened: they are not cheap)."""
-        self._detail_dirty = {"summary", "assumptions", "flags", "levers", "raw"}
+        self._detail_dirty = {"summary", "assumptions", "flags", "levers", "raw", "history",
+                              "chart"}
         if round_changed:
-            self._detail_dirty.add("degraded")
+            self._detail_dirty |= {"degraded", "rounds"}
         self._render_pane(self.query_one("#detail-tabs", TabbedContent).active or "summary")
 
     def _render_pane(self, pane: str) -> None:
@@ -499,7 +504,7 @@ class RooflineApp(App[None]):
             return
         self._detail_dirty.discard(pane)
         result = self.shown_result
-        body = self.detail.body(pane)
+        body = self.detail.body(pane) if pane != "chart" else None
         if pane == "degraded":
             if result is None:
                 body.update(Text("nothing analysed yet", style="dim"))
@@ -509,6 +514,17 @@ class RooflineApp(App[None]):
                 n = len(result.artifact.degraded) + len(result.artifact.skill_errors)
                 label = f"Degraded ({n})" if n else "Degraded"
             self.detail.set_degraded_label(label)
+            return
+        if pane == "rounds":
+            history = result.history if result is not None else None
+            label = round_label(self.shown) if self.shown is not None else None
+            body.update(view.rounds_view(history, label))
+            return
+        if pane == "chart":
+            chart = self.detail.chart
+            chart.update_artifact(result.artifact if result is not None else None)
+            row = self._entries.get(self.selected_key) if self.selected_key else None
+            chart.select(row.entry.short_name if row is not None else None)
             return
         row = self._entries.get(self.selected_key) if self.selected_key else None
         if result is None or row is None:
@@ -522,6 +538,7 @@ class RooflineApp(App[None]):
             "flags": lambda: view.flags(e, a),
             "levers": lambda: view.levers(e),
             "raw": lambda: view.raw_json(e),
+            "history": lambda: view.history_view(e, result.history),
         }
         body.update(renderers[pane]())
 
@@ -588,6 +605,21 @@ class RooflineApp(App[None]):
         self.request_analysis(self.shown)
         self.notify(f"recomputing {round_name(self.shown)}", timeout=2, markup=False)
 
+    def action_show_chart(self) -> None:
+        self.query_one("#detail-tabs", TabbedContent).active = "chart"
+        self._render_pane("chart")
+        self.detail.chart.focus()
+
+    def on_roofline_chart_kernel_selected(self, message: RooflineChart.KernelSelected) -> None:
+        """Stepping through kernels in the chart moves the tables' selection too."""
+        key = next((k for k, r in self._entries.items()
+                    if r.entry.short_name == message.short_name), None)
+        if key is not None and key != self.selected_key:
+            self.selected_key = key
+            self.pct_table.select_key(key)
+            self.gain_table.select_key(key)
+            self.render_detail(round_changed=False)
+
     def action_prev_round(self) -> None:
         self._step_round(-1)
 
@@ -632,6 +664,8 @@ class RooflineApp(App[None]):
                             "shown round's directory (e)", self.action_export)
         yield SystemCommand("Recompute round", "Recompute the shown round now (r)",
                             self.action_recompute)
+        yield SystemCommand("Roofline chart", "Show the roofline chart of the shown round (c)",
+                            self.action_show_chart)
         yield SystemCommand("Filter kernels", "Filter both tables by kernel name (/)",
                             self.action_filter)
         yield SystemCommand("Previous round", "Show the previous round ([)",

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from textual.widgets.data_table import RowDoesNotExist
 
 from roofline_tui.app import view
+from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
 
 class RankTable(DataTable):
@@ -74,6 +75,9 @@ PANES = (
     ("flags", "Flags"),
     ("levers", "Levers"),
     ("raw", "Raw"),
+    ("history", "History"),
+    ("chart", "Chart"),
+    ("rounds", "Rounds"),
     ("degraded", "Degraded"),
 )
 
@@ -85,8 +89,15 @@ class DetailPanel(Vertical):
         with TabbedContent(id="detail-tabs", initial="summary"):
             for pane_id, title in PANES:
                 with TabPane(title, id=pane_id):
+                    if pane_id == "chart":
+                        yield RooflineChart(id="chart-body")
+                        continue
                     with VerticalScroll(classes="pane-scroll"):
                         yield Static(id=f"{pane_id}-body")
+
+    @property
+    def chart(self) -> RooflineChart:
+        return self.query_one("#chart-body", RooflineChart)
 
     def body(self, pane_id: str) -> Static:
         return self.query_one(f"#{pane_id}-body", Static)
@@ -98,6 +109,7 @@ class DetailPanel(Vertical):
 
 HELP_KEYS = (
     ("e", "export profile_roofline.json + .md into the shown round's directory"),
+    ("c", "the roofline chart (in the chart, [ and ] step through kernels)"),
     ("r", "recompute the shown round now"),
     ("/", "filter kernels by name (enter keeps it, escape clears it)"),
     ("[  ]", "previous / next round (or pick one in the selector, top left)"),

@@ -434,3 +434,116 @@ def degraded_view(artifact: Artifact) -> RenderableType:
                 t.add_row(safe(k), safe(v))
         parts.append(t)
     return Group(*parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Round-over-round: the History tab (one kernel) and the Rounds view (one row per round)
+
+_SPARK = "▁▂▃▄▅▆▇█"
+VERDICT_STYLE = {
+    "contradiction": "bold magenta",
+    "regression": "bold red",
+    "at_ceiling": "green",
+    "under_ceiling": "yellow",
+    "noise": DIM,
+    "unpredicted": DIM,
+}
+
+
+def sparkline(values: list[float | None]) -> Text:
+    """Per-round values as block characters (a gap where the kernel was absent)."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return Text("no data", style=DIM)
+    lo, hi = min(known), max(known)
+    out = Text()
+    for v in values:
+        if v is None:
+            out.append("·", style=DIM)
+        else:
+            level = 0 if hi == lo else round((v - lo) / (hi - lo) * (len(_SPARK) - 1))
+            out.append(_SPARK[level], style="cyan")
+    return out
+
+
+def _delta(d: float | None, *, good_when_negative: bool = True) -> Text:
+    if d is None:
+        return Text("–", style=DIM)
+    style = "green" if (d < 0) == good_when_negative and d != 0 else ("red" if d else "")
+    return Text(f"{d:+.1f}%", style=style)
+
+
+def history_view(e: Entry, history: Any) -> RenderableType:
+    """One kernel across rounds: per-launch time and %gpu, the predictions beside the outcomes,
+    contradiction flags (spec §8.3–§8.4). ``history`` is the engine's RoundHistory."""
+    if history is None:
+        return Text("single round: nothing to compare (round_* siblings appear here)", style=DIM)
+    from roofline_tui.core.history import kernel_series
+
+    series = kernel_series(history, e.name, e.regime)
+    if series is None or not series.points:
+        return Text("this kernel was not matched in other rounds", style=DIM)
+    head = Text()
+    head.append("per-launch time across rounds  ", style=LABEL_STYLE)
+    head.append_text(sparkline(series.sparkline_values()))
+    head.append(f"   ({printable(series.regime)}, lower is faster)", style=DIM)
+    t = Table(box=None, pad_edge=False, header_style=LABEL_STYLE)
+    for col, justify in (("round", "left"), ("t/launch", "right"), ("Δ prev", "right"),
+                         ("Δ base", "right"), ("%gpu", "right"), ("predicted", "right"),
+                         ("measured", "right"), ("verdict", "left")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for p in series.points:
+        if not p.present:
+            t.add_row(safe(p.label), Text("absent", style=DIM), *[Text("")] * 6)
+            continue
+        verdict = Text(printable(p.verdict or ""), style=VERDICT_STYLE.get(p.verdict or "", ""))
+        if p.contradiction:
+            verdict.append(" ⚑ contradiction", style="bold magenta")
+        if p.comparable_with_prev is False:
+            verdict.append(" (not comparable)", style=DIM)
+        t.add_row(
+            safe(p.label) + (Text(" head", style=DIM) if p.is_head else Text("")),
+            Text(fmt_time_ms(p.t_ms)),
+            _delta(p.delta_t_pct_vs_prev),
+            _delta(p.delta_t_pct_vs_baseline),
+            Text(fmt_num(p.pct_gpu_time, 2)),
+            Text(fmt_num(p.predicted_speedup_prev, 3, "×")),
+            Text(fmt_num(p.measured_speedup_vs_prev, 3, "×")),
+            verdict,
+        )
+    legend = Text(
+        "predicted = the earlier round's attainable speedup; measured = t_before / t_after "
+        "(same regime). Isolated changes under 3.4% are noise; beating the prediction by more "
+        "flags the model (contradiction).", style=DIM)
+    return Group(head, Text(""), t, Text(""), legend)
+
+
+def rounds_view(history: Any, shown_label: str | int | None) -> RenderableType:
+    """One row per round: heads, total GPU time, throughput, e2e change, contradictions."""
+    if history is None:
+        return Text("single round: the Rounds view compares round_* siblings", style=DIM)
+    from roofline_tui.core.history import round_summary_rows
+
+    t = Table(box=None, pad_edge=False, header_style=LABEL_STYLE)
+    for col, justify in (("round", "left"), ("stage", "left"), ("heads", "right"),
+                         ("GPU time", "right"), ("Δ GPU", "right"), ("tok/s", "right"),
+                         ("e2e", "right"), ("contradictions", "right"), ("note", "left")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for row in round_summary_rows(history):
+        label = safe(row.label, style="bold reverse" if row.label == shown_label else "bold")
+        e2e = Text("–", style=DIM)
+        if row.e2e_delta_pct_vs_prev is not None:
+            e2e = _delta(row.e2e_delta_pct_vs_prev, good_when_negative=False)
+            if row.e2e_noise:
+                e2e.append(" noise", style=DIM)
+        note = row.not_compared_reason or ""
+        t.add_row(
+            label, safe(row.stage), Text(str(row.n_heads)),
+            Text(fmt_num(row.total_gpu_time_ms, 1, " ms")),
+            _delta(row.delta_total_pct_vs_prev),
+            Text(fmt_num(row.output_throughput_tok_s, 1)),
+            e2e,
+            Text(str(row.contradictions), style="bold magenta" if row.contradictions else DIM),
+            safe(note, limit=60, style=DIM),
+        )
+    return t

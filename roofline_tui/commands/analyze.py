@@ -8,10 +8,10 @@ from pathlib import Path
 
 from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS, AnalyzeOptions
 from roofline_tui.core.artifact import Artifact, artifact_to_json
+from roofline_tui.core.history import analyze_round_with_history
 from roofline_tui.core.round import (
     TOPN_NAME,
     RoundSources,
-    analyze_round,
     skill_disabled,
     write_artifact,
 )
@@ -100,12 +100,8 @@ def run(args: argparse.Namespace) -> int:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
         except PriorsError as exc:
             return _usage_error(f"--priors {exc}")
-    result = analyze_round(round_dir, sources, options)
+    result = analyze_round_with_history(round_dir, sources, options)
     artifact = result.artifact
-    if result.topn_found:  # round-over-round movement when sibling rounds exist (never raises)
-        from roofline_tui.core.history import annotate_round
-
-        artifact, _ = annotate_round(artifact, round_dir, sources, options)
     write_plot_for(args, artifact, round_dir)
     try:
         json_path, md_path = write_artifact(artifact, round_dir)

@@ -53,6 +53,7 @@ from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.round import (
     ARTIFACT_JSON,
     TOPN_NAME,
+    RoundResult,
     RoundSources,
     analyze_round,
     find_env_report,
@@ -1028,3 +1029,15 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
         artifact.skill_errors.append(f"round-over-round movement: {type(exc).__name__}: {exc}")
         return artifact, None
 
+
+
+def analyze_round_with_history(
+    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
+) -> RoundResult:
+    """``analyze_round`` plus round-over-round movement when sibling rounds exist: what both
+    ``roofline analyze`` and the dashboard show. ``result.history`` keeps the comparison."""
+    result = analyze_round(round_dir, sources, options)
+    if result.topn_found:
+        result.artifact, result.history = annotate_round(result.artifact, round_dir, sources,
+                                                         options)
+    return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
@@ -46,6 +47,7 @@ class RoundResult:
     round_dir: Path
     incomplete: bool = False        # the Top-N looked half-written
     topn_found: bool = True
+    history: Any = None             # RoundHistory when sibling rounds were compared
 
 
 def round_label(round_dir: Path) -> str | int | None:

@@ -167,7 +167,7 @@ async def test_an_engine_exception_is_shown_in_place(profile: Path, monkeypatch)
     def boom(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app_module, "analyze_round", boom)
+    monkeypatch.setattr(app_module, "analyze_round_with_history", boom)
     app = make_app(profile)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)

@@ -42,6 +42,9 @@ def test_main_screen_narrow(profile: Path, snap_compare) -> None:
     ("flags", 1),         # suspect copy kernel: raw ratio, bytes upper bound, stage-C
     ("levers", 0),        # saturated head: byte-reduction levers
     ("raw", 2),           # dispatch-bound kernel's JSON
+    ("history", 0),       # fused MoE across the three rounds: 1.047× vs its 1.022× prediction
+    ("chart", 0),         # the roofline chart of the shown round, MoE highlighted
+    ("rounds", 0),        # one row per round
     ("degraded", 0),      # the round's degraded[] and skill_errors
 ])
 def test_drill_down_tab(profile: Path, snap_compare, pane: str, row: int) -> None:
