@@ -329,6 +329,10 @@ class RooflineApp(App[None]):
         else:
             if result.topn_found:
                 self.round_notes.pop(r, None)
+            elif result.display_only:
+                self.round_notes[r] = Note(
+                    f"display mode: {name} holds a stored profile_roofline.json and no "
+                    f"{TOPN_NAME}; shown as it is (nothing to recompute or export)")
             else:
                 self.round_notes[r] = Note(f"No {TOPN_NAME} in {name} yet: waiting for it")
             self._store(r, result)

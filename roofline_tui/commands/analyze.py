@@ -102,6 +102,12 @@ def run(args: argparse.Namespace) -> int:
             return _usage_error(f"--priors {exc}")
     result = analyze_round_with_history(round_dir, sources, options)
     artifact = result.artifact
+    if result.display_only:  # never replace a stored artifact with an empty one
+        print(f"roofline analyze: no {TOPN_NAME} in {printable(str(round_dir))}; kept the "
+              "existing profile_roofline.json as it is", file=sys.stderr)
+        if args.json:
+            sys.stdout.write(artifact_to_json(artifact))
+        return 1 if args.strict else 0
     write_plot_for(args, artifact, round_dir)
     try:
         json_path, md_path = write_artifact(artifact, round_dir)

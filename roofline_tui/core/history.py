@@ -57,6 +57,7 @@ from roofline_tui.core.round import (
     RoundSources,
     analyze_round,
     find_env_report,
+    load_stored_artifact,
     round_label,
 )
 from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
@@ -365,11 +366,10 @@ def _stored_artifact(round_dir: Path) -> tuple[Artifact | None, str | None]:
     try:
         if topn.is_file() and topn.stat().st_mtime > path.stat().st_mtime:
             return None, f"{ARTIFACT_JSON} is older than {TOPN_NAME}: re-analysed"
-        return Artifact.model_validate(read_json(path)), None
-    except ReadProblem as exc:
-        return None, f"{exc}: re-analysed"
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         return None, f"{ARTIFACT_JSON} unreadable ({type(exc).__name__}): re-analysed"
+    artifact, why = load_stored_artifact(round_dir)
+    return artifact, (f"{why}: re-analysed" if why else None)
 
 
 def _prior_options(options: AnalyzeOptions | None) -> AnalyzeOptions:

@@ -18,7 +18,7 @@ from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
-from roofline_tui.core.store import atomic_write_text
+from roofline_tui.core.store import ReadProblem, atomic_write_text, read_json
 
 TOPN_NAME = "profile_topN.json"
 ENV_NAME = "env_report.json"
@@ -48,6 +48,7 @@ class RoundResult:
     incomplete: bool = False        # the Top-N looked half-written
     topn_found: bool = True
     history: Any = None             # RoundHistory when sibling rounds were compared
+    display_only: bool = False      # no Top-N: a stored profile_roofline.json shown as it is
 
 
 def round_label(round_dir: Path) -> str | int | None:
@@ -177,9 +178,32 @@ def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str 
     return None
 
 
+def load_stored_artifact(round_dir: Path) -> tuple[Artifact | None, str | None]:
+    """A ``profile_roofline.json`` already in the round (ours or upstream's), validated with our
+    model (extra fields kept); ``(None, reason)`` when absent or unreadable."""
+    path = Path(round_dir) / ARTIFACT_JSON
+    if not path.is_file():
+        return None, None
+    try:
+        return Artifact.model_validate(read_json(path)), None
+    except ReadProblem as exc:
+        return None, str(exc)
+    except ValueError as exc:  # pydantic ValidationError is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, f"{ARTIFACT_JSON}: not an artifact ({first})"
+
+
 def analyze_round(
     round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
 ) -> RoundResult:
+    """Analyse one round. A round holding only a stored artifact (no Top-N) is shown in display
+    mode: the stored artifact is returned untouched, never replaced by an empty one."""
+    round_dir = Path(round_dir)
+    if not (round_dir / TOPN_NAME).exists():
+        stored, _ = load_stored_artifact(round_dir)
+        if stored is not None:
+            return RoundResult(artifact=stored, round_dir=round_dir, topn_found=False,
+                               display_only=True)
     inputs, incomplete, found = load_round_inputs(Path(round_dir), sources)
     artifact = analyze(inputs, options)
     return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=incomplete,

@@ -70,3 +70,31 @@ async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
         assert app.shown.name == "round_1"
         assert chart.model is not before
         assert "round 1" in chart.model.title
+
+
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "upstream-samples"
+
+
+async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) -> None:
+    """A profile directory holding only upstream artifacts opens in display mode (issue 8)."""
+    import shutil
+
+    import pytest
+
+    sample = SAMPLES / "profile_roofline.minimax-m3.round_tuning.json"
+    if not sample.exists():
+        pytest.skip("shared upstream samples not present")
+    rnd = tmp_path / "profile" / "round_tuning"
+    rnd.mkdir(parents=True)
+    shutil.copy(sample, rnd / "profile_roofline.json")
+    before = (rnd / "profile_roofline.json").read_bytes()
+    app = make_app(tmp_path / "profile")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        assert app.shown_result is not None and app.shown_result.display_only
+        assert app.pct_table.row_count == 8
+        assert "display mode" in static_text(app.query_one("#status"))
+        await pilot.press("e")  # nothing to export: the stored file stays as it is
+        await pilot.pause()
+    assert (rnd / "profile_roofline.json").read_bytes() == before

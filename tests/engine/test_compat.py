@@ -46,3 +46,16 @@ def test_schema_command_prints_the_model_schema() -> None:
     schema = json.loads(proc.stdout)
     assert schema == json.loads(json.dumps(artifact_json_schema(), sort_keys=True))
     assert "ranking_by_expected_gain" in schema["properties"]
+
+
+@pytest.mark.skipif(not SAMPLES, reason="shared upstream samples not present")
+def test_analyze_never_replaces_a_stored_artifact_without_a_topn(tmp_path: Path) -> None:
+    rnd = tmp_path / "round_0"
+    rnd.mkdir()
+    (rnd / "profile_roofline.json").write_bytes(SAMPLES[0].read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(rnd)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "kept the existing profile_roofline.json" in proc.stderr
+    assert (rnd / "profile_roofline.json").read_bytes() == SAMPLES[0].read_bytes()
+    assert not (rnd / "profile_roofline.md").exists()
