@@ -84,7 +84,14 @@ def route_entry(
     )
 
 
-_FUSABLE = {"quant", "act_and_mul", "norm", "rope", "elementwise", "copy"}
+# The prologue/epilogue ops that sit next to each class in an LLM layer, most natural first: an
+# MoE layer's act-and-mul sits between its two GEMMs, its activation quant before them; a GEMM
+# takes a norm or quant prologue; attention takes rotary and the KV-cache write.
+ADJACENT_OPS: dict[str, tuple[str, ...]] = {
+    "moe": ("act_and_mul", "quant", "routing"),
+    "gemm": ("quant", "norm", "act_and_mul"),
+    "attn": ("rope", "copy", "quant"),
+}
 
 
 def byte_reduction_levers(
@@ -100,12 +107,13 @@ def byte_reduction_levers(
 ) -> list[str]:
     """Levers that make this saturated kernel move fewer bytes for the same work (spec §7.1)."""
     levers: list[str] = []
+    adjacent = ADJACENT_OPS.get(op_class, ())
     prologue_epilogue = [
         n for n in neighbours
-        if n.short_name != short_name and n.op_class == "elementwise" and n.op_subclass in _FUSABLE
+        if n.short_name != short_name and n.op_class == "elementwise" and n.op_subclass in adjacent
     ]
     prologue_epilogue.sort(key=lambda n: (-n.pct_gpu_time, n.short_name))
-    if op_class in ("gemm", "moe", "attn"):
+    if op_class in ADJACENT_OPS:
         for n in prologue_epilogue[:2]:
             levers.append(
                 f"fuse `{n.short_name}` ({n.op_subclass}, {n.pct_gpu_time:.2f}% GPU) into this "
