@@ -70,6 +70,14 @@ class Note:
     severity: str = "warning"  # warning | error
 
 
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
+    except ValueError:
+        return False
+    return True
+
+
 def topn_read_errors(result: RoundResult) -> list[str]:
     """The Top-N could be found but not read (corrupt, unreadable): the engine's own reasons."""
     if not result.topn_found or result.incomplete or result.artifact.entries:
@@ -362,8 +370,12 @@ class RooflineApp(App[None]):
         from watchfiles import awatch
 
         root = self.watch_root
-        extra = [p for p in (self.sources.env, self.sources.model_config, self.sources.peaks)
-                 if p is not None]
+        extra = [p for p in (self.sources.env, self.sources.model_config, self.sources.peaks,
+                             self.sources.shapes, *self.sources.counters) if p is not None]
+        # stage-B task dirs live in EVAL_DIR/kernels/, beside profile/: new captures refine live
+        if self.profile_dir.name == "profile":
+            extra.append(self.profile_dir.parent / "kernels")
+        extra = [p for p in extra if not _is_within(p, root)]
         while not self._stop_watch.is_set():
             if not root.is_dir():
                 await asyncio.sleep(self.poll_s)

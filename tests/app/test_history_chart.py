@@ -98,3 +98,30 @@ async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) 
         await pilot.press("e")  # nothing to export: the stored file stays as it is
         await pilot.pause()
     assert (rnd / "profile_roofline.json").read_bytes() == before
+
+
+async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None:
+    """A Kernel Extractor task dir appearing in EVAL_DIR/kernels/ moves a head to stage B."""
+    import json
+    import shutil
+
+    from .helpers import wait_until
+
+    eval_dir = tmp_path / "eval"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "worked_example", eval_dir)
+    (eval_dir / "kernels").mkdir()
+    app = make_app(eval_dir / "profile", watch=True)
+    async with app.run_test(size=(160, 44)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: app.watching)
+        moe = app._entries["fused_moe_kernel"].entry
+        assert moe.model_extra["stage"] == "A"
+        task = eval_dir / "kernels" / "fused_moe_kernel_task"
+        task.mkdir()
+        (task / "meta.json").write_text(json.dumps({
+            "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
+            "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
+            "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
+        await wait_until(pilot, lambda: app._entries["fused_moe_kernel"].entry
+                         .model_extra["stage"] == "B")
+        assert app._entries["fused_moe_kernel"].entry.confidence == "medium"
