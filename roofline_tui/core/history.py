@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
+from roofline_tui.core.markdown import fmt_num, fmt_time_ms
 from roofline_tui.core.round import (
     ARTIFACT_JSON,
     TOPN_NAME,
@@ -825,18 +826,8 @@ def all_kernel_series(h: RoundHistory) -> list[KernelSeries]:
 # --------------------------------------------------------------------------- artifact
 
 
-def _fmt_t(t: float | None) -> str:
-    if t is None:
-        return "–"
-    return f"{t * 1000:.2f} µs" if t < 1 else f"{t:.3f} ms"
-
-
 def _fmt_d(d: float | None, digits: int = 1) -> str:
     return "–" if d is None else f"{d:+.{digits}f}%"
-
-
-def _fmt_x(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3f}×"
 
 
 def movement_lines(h: RoundHistory, label: str | int) -> list[str]:
@@ -898,10 +889,10 @@ def movement_lines(h: RoundHistory, label: str | int) -> list[str]:
         verdict = "unchanged" if p is None else (
             f"**{p.verdict}**" if p.verdict == "contradiction" else p.verdict)
         lines.append("| " + " | ".join([
-            f"`{md_cell(mv.short_name, limit=48)}`", mv.regime, _fmt_t(mv.t_ms),
+            f"`{md_cell(mv.short_name, limit=48)}`", mv.regime, fmt_time_ms(mv.t_ms, 2),
             _fmt_d(mv.delta_t_pct), _fmt_d(mb.delta_t_pct if mb else None), pct,
-            _fmt_x(p.measured_speedup if p else None),
-            _fmt_x(p.predicted_speedup if p else None), verdict]) + " |")
+            fmt_num(p.measured_speedup if p else None, 3, "×"),
+            fmt_num(p.predicted_speedup if p else None, 3, "×"), verdict]) + " |")
     lines.append("")
     for what, items in (("appeared", step.appeared), ("vanished", step.vanished),
                         ("changed regime (not compared)", step.regime_changed),

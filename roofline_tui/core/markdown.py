@@ -26,10 +26,11 @@ def fmt_rate(x: float | None, unit: str) -> str:
     return f"{x:.3g} {unit}"
 
 
-def fmt_time_ms(t: float | None) -> str:
+def fmt_time_ms(t: float | None, digits: int = 1) -> str:
+    """A time given in ms, shown in µs below 1 ms."""
     if t is None:
         return "–"
-    return f"{t * 1000:.1f} µs" if t < 1 else f"{t:.3f} ms"
+    return f"{t * 1000:.{digits}f} µs" if t < 1 else f"{t:.3f} ms"
 
 
 def fmt_pct(x: float | None, digits: int = 0) -> str:
