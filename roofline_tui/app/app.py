@@ -23,7 +23,6 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedContent
-from textual.worker import get_current_worker
 
 from roofline_tui.app import view
 from roofline_tui.app.panels import DetailPanel, HelpScreen, RankTable
@@ -154,7 +153,8 @@ class RooflineApp(App[None]):
         self.filter_text = ""
         self.generation = 0            # bumps each time a recompute result is applied
         self.watching = False          # True while the file watcher is attached
-        self._seq: dict[Path, int] = {}
+        self._seq: dict[Path, int] = {}      # last analysis requested per round (monotonic)
+        self._applied: dict[Path, int] = {}  # last analysis whose result is on screen
         self._pending: set[Path] = set()
         self._stop_watch = asyncio.Event()
         self._entries: dict[str, view.Row] = {}
@@ -227,8 +227,8 @@ class RooflineApp(App[None]):
             self.results.pop(r, None)
             self.round_notes.pop(r, None)
             self.computed_at.pop(r, None)
-            self._seq.pop(r, None)
-            self._pending.discard(r)
+            self._pending.discard(r)  # _seq stays: a round that comes back must not accept
+            # a result computed before it went away
         self._update_select()
         if self.shown is not None and self.shown in removed:
             gone = round_name(self.shown)
@@ -300,22 +300,30 @@ class RooflineApp(App[None]):
             self.render_header()
 
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
-        worker = get_current_worker()
+        # A superseded analysis still posts: under a stream of changes the screen then moves
+        # forward with each finished result instead of waiting for the writes to pause. The
+        # sequence numbers keep an older result from replacing a newer one.
         try:
             result = analyze_round_with_history(round_dir, self.sources)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
-            if not worker.is_cancelled:
-                self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
-            return
-        if worker.is_cancelled:
+            self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(RoundAnalyzed(round_dir, seq, result))
 
+    def _accept(self, r: Path, seq: int) -> bool:
+        """Apply a result only if it is newer than the one shown; the round stays pending until
+        its latest requested analysis has arrived."""
+        if seq <= self._applied.get(r, 0) or r not in self.rounds:
+            return False  # older than what is shown, or the round went away meanwhile
+        self._applied[r] = seq
+        if seq >= self._seq.get(r, 0):
+            self._pending.discard(r)
+        return True
+
     def on_round_analyzed(self, message: RoundAnalyzed) -> None:
         r = message.round_dir
-        if self._seq.get(r) != message.seq or r not in self.rounds:
-            return  # superseded, or the round went away meanwhile
-        self._pending.discard(r)
+        if not self._accept(r, message.seq):
+            return
         result = message.result
         previous = self.results.get(r)
         keep_previous = previous is not None and is_good(previous)
@@ -354,9 +362,8 @@ class RooflineApp(App[None]):
 
     def on_round_failed(self, message: RoundFailed) -> None:
         r = message.round_dir
-        if self._seq.get(r) != message.seq:
+        if not self._accept(r, message.seq):
             return
-        self._pending.discard(r)
         self.round_notes[r] = Note(f"analysis failed: {printable(message.error, limit=160)}",
                                    "error")
         self.generation += 1

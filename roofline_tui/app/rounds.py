@@ -80,14 +80,20 @@ def is_relevant_change(path: str | Path, root: Path | None = None) -> bool:
 
 
 def round_of(changed: Path, rounds: Iterable[Path]) -> Path | None:
-    """The round whose tree holds ``changed`` (None: a shared input or something else)."""
-    changed = Path(os.path.abspath(changed))
+    """The round whose tree holds ``changed`` (None: a shared input or something else).
+
+    Symlinks are resolved on both sides: the watcher may report a change through any alias of a
+    directory (``round_1/up/profile/round_2/profile_topN.json`` when ``round_1/up`` links to the
+    profile's parent), and the change belongs to the round the file really lives in.
+    """
+    changed = Path(os.path.realpath(changed))
     best: Path | None = None
+    best_len = -1
     for r in rounds:
-        root = Path(os.path.abspath(r))
+        root = Path(os.path.realpath(r))
         if changed == root or root in changed.parents:
-            if best is None or len(root.parts) > len(Path(os.path.abspath(best)).parts):
-                best = r
+            if len(root.parts) > best_len:
+                best, best_len = r, len(root.parts)
     return best
 
 

@@ -11,6 +11,7 @@ final files, and memory must not have grown between the 200th and the 1,000th wr
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import gc
 import json
@@ -19,7 +20,7 @@ import random
 import shutil
 import subprocess
 import sys
-import tracemalloc
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from .helpers import cells, make_app, read_topn, settle, wait_until, write_topn
 
 WRITES = 1000
 MEASURE_FROM = 200
-MAX_HEAP_GROWTH = 8 * 2**20   # Python heap (tracemalloc), allocations still alive at the end
+MAX_OBJECT_GROWTH = 25_000     # gc-tracked objects still alive (one kept analysis: ~500)
 MAX_RSS_GROWTH = 20 * 2**20   # whole process; generous: allocator arenas, thread stacks
 
 
@@ -95,9 +96,9 @@ class Writer:
         if roll < 0.05:
             await self.pilot.pause(0.25)
         elif roll < 0.5:
-            await self.pilot.pause(self.rng.uniform(0.001, 0.01))
+            await asyncio.sleep(self.rng.uniform(0.001, 0.01))
         else:
-            await self.pilot.pause()
+            await asyncio.sleep(0)
 
     async def write(self, payload: bytes, *, chunks: int = 1) -> None:
         """One non-atomic write: truncate, then the payload in ``chunks`` pieces with pauses."""
@@ -108,7 +109,7 @@ class Writer:
                 fh.write(payload[start:start + step])
                 fh.flush()
                 if start + step < len(payload):
-                    await self.pilot.pause()
+                    await asyncio.sleep(self.rng.uniform(0, 0.005))
 
     async def step(self) -> None:
         """One churn step; each performs exactly one write of ``profile_topN.json``."""
@@ -162,21 +163,28 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         await pilot.pause(0.25)  # the watcher registers its inotify watches on its first step
         writer = Writer(pilot, round_dir)
         failures: list[str] = []
+        seen_notes: set[str] = set()
+        t0 = time.perf_counter()
         while writer.writes < WRITES:
             if writer.writes == MEASURE_FROM:
                 gc.collect()
-                rss0 = rss_bytes()
-                tracemalloc.start()
+                rss0, objects0 = rss_bytes(), len(gc.get_objects())
             await writer.step()
+            if os.environ.get("CHURN_TRACE") and writer.writes % 100 == 0:
+                print(writer.writes, app.generation, round(time.perf_counter() - t0, 1),
+                      flush=True)
             note = status_text(app)
+            seen_notes.add(note)
             if "analysis failed" in note:  # the engine raised: it never should
                 failures.append(note)
             assert app.is_running
         await pilot.pause(0.4)
         gc.collect()
-        heap_growth = tracemalloc.get_traced_memory()[0]
-        tracemalloc.stop()
         rss_growth = rss_bytes() - rss0
+        object_growth = len(gc.get_objects()) - objects0
+        if os.environ.get("CHURN_TRACE"):
+            print(f"rss growth {rss_growth / 2**20:.1f} MiB, gc objects {object_growth:+d}")
+            print("\n".join(sorted(seen_notes)))
 
         # the pipeline finishes: one last complete write, seen by the watcher (no keypress)
         final = writer.variant(WRITES + 1)
@@ -191,11 +199,14 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         await settle(pilot)
 
         assert failures == []
+        # the broken states did reach the app (and were shown in place, not crashed on)
+        assert any("waiting for a complete file" in n for n in seen_notes)
+        assert any("No profile_topN.json in round_2" in n for n in seen_notes)
         assert watcher_alive(app), "the file watcher died during the churn"
         assert app.rounds == [profile / f"round_{i}" for i in range(3)]
         assert app.shown == round_dir
         assert status_text(app) == ""
-        assert app.pct_table.row_count == len(json.loads(final)["top_kernels"])
+        assert app.pct_table.row_count == len(by_pct) > 0
         assert cells(app.pct_table) == want_pct
         assert cells(app.gain_table) == want_gain
         assert [k.split("#")[0] for k in table_keys(app.pct_table)] == by_pct
@@ -203,7 +214,7 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         assert writer.writes == WRITES
         assert all(writer.events.get(k) for k in ("full", "chunked", "truncated", "delete",
                                                   "directory", "utf8", "empty", "round"))
-        assert heap_growth < MAX_HEAP_GROWTH, f"python heap grew {heap_growth / 2**20:.1f} MiB"
+        assert object_growth < MAX_OBJECT_GROWTH, f"{object_growth} more live objects"
         assert rss_growth < MAX_RSS_GROWTH, f"RSS grew {rss_growth / 2**20:.1f} MiB"
         assert app.busy is False
         assert len(app.results) <= 3  # no result kept for a round that went away

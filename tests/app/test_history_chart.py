@@ -114,6 +114,7 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
+        await pilot.pause(0.25)  # let the watcher register its paths before the first write
         moe = app._entries["fused_moe_kernel"].entry
         assert moe.model_extra["stage"] == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
