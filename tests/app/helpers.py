@@ -31,7 +31,10 @@ def make_app(profile_dir: Path, **kwargs: Any) -> RooflineApp:
         kwargs.setdefault("debounce_ms", 200)
         kwargs.setdefault("step_ms", 30)
         kwargs.setdefault("poll_s", 0.1)
-    return RooflineApp(profile_dir, **kwargs)
+    app = RooflineApp(profile_dir, **kwargs)
+    # No animations under test: a loaded machine would otherwise snap a tab underline mid-slide.
+    app.animation_level = "none"
+    return app
 
 
 async def wait_until(pilot: Any, cond: Callable[[], bool], timeout: float = 6.0) -> float:

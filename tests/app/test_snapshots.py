@@ -25,6 +25,10 @@ def _open_tab(pane: str, row: int):
         await pilot.press(*["down"] * row)
         await pilot.click(f"#--content-tab-{pane}")
         await pilot.pause()
+        # the tab underline slides to the new tab: wait for it, or a loaded machine snaps it
+        # mid-animation
+        await pilot.wait_for_animation()
+        await pilot.pause()
 
     return run_before
 
