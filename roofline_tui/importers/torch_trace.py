@@ -35,7 +35,7 @@ import re
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -515,7 +515,6 @@ def import_torch(
     capture_sizes: Iterable[int] | None = None,
     progress: bool = True,
     chunk: int = 1 << 20,
-    duration_transform: Callable[[float], float] | None = None,
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)
@@ -528,9 +527,6 @@ def import_torch(
         if d != dev:
             continue
         dur = col.g_dur[i]
-        if duration_transform is not None:
-            dur = duration_transform(dur)
-            col.g_dur[i] = dur
         nid = col.g_name[i]
         agg = aggs.get(nid)
         if agg is None:
