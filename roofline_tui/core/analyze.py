@@ -668,8 +668,8 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         if reason is not None:
             degraded.append(Degraded(name=entry.short_name, reason=reason))
     by_pct, by_gain = rank_entries(entries)
-    stages = {e.stage for e in entries} if entries else {"A"}  # type: ignore[attr-defined]
-    stage = max(stages)
+    # the artifact's stage is the highest any head reached; each entry keeps its own
+    stage = max(((e.model_extra or {}).get("stage", "A") for e in entries), default="A")
     peaks_info = PeaksInfo(
         hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
         flops=dict(sorted(peaks.flops.items())),
