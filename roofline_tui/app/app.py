@@ -419,12 +419,14 @@ class RooflineApp(App[None]):
         affected: set[Path] = set()
         shared = False
         for p in changed:
+            # Directories count too: inotify can miss a file written right after its directory
+            # was created (a new counters/ or kernels/*_task/), and then the directory event is
+            # all that arrives.
             r = round_of(p, self.rounds)
             if r is not None:
-                if p.suffix or r == p:
-                    affected.add(r)
-            elif p.suffix:
-                shared = True  # env_report.json, config.json, peaks next to the rounds
+                affected.add(r)
+            else:
+                shared = True  # env_report.json, config.json, peaks, kernels/ beside the rounds
         if shared:
             affected |= set(self.results) | ({self.shown} if self.shown else set())
         for r in sorted(affected & set(self.rounds)):
