@@ -21,13 +21,13 @@ from roofline_tui.app.widgets.roofline_chart import RooflineChart
 class RankTable(DataTable):
     """A ranked table whose rows are replaced wholesale while the cursor and scroll stay put."""
 
-    def __init__(self, columns: Sequence[tuple[str, str]], *, id: str | None = None) -> None:
+    def __init__(self, columns: Sequence[tuple[str, str, int]], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._column_spec = tuple(columns)
 
     def on_mount(self) -> None:
-        for label, key in self._column_spec:
-            self.add_column(label, key=key)
+        for label, key, width in self._column_spec:
+            self.add_column(label, key=key, width=width)
 
     @property
     def current_key(self) -> str | None:

@@ -162,10 +162,14 @@ def headroom_text(e: Entry) -> Text:
     return out
 
 
-PCT_COLUMNS = (("#", "rank"), ("kernel", "kernel"), ("%gpu", "pct"), ("regime", "regime"),
-               ("bound", "bound"), ("roofline", "roofline"), ("flags", "flags"))
-GAIN_COLUMNS = (("#", "rank"), ("move", "move"), ("kernel", "kernel"), ("gain", "gain"),
-                ("speedup", "speedup"), ("headroom", "headroom"), ("route", "route"))
+# (label, key, width): fixed widths keep both tables steady while rows are replaced, and make
+# the layout independent of when the table gets round to measuring its content.
+PCT_COLUMNS = (("#", "rank", 2), ("kernel", "kernel", KERNEL_WIDTH), ("%gpu", "pct", 6),
+               ("regime", "regime", 7), ("bound", "bound", 7), ("roofline", "roofline", 8),
+               ("flags", "flags", 12))
+GAIN_COLUMNS = (("#", "rank", 2), ("move", "move", 4), ("kernel", "kernel", KERNEL_WIDTH),
+                ("gain", "gain", 6), ("speedup", "speedup", 7), ("headroom", "headroom", 20),
+                ("route", "route", 16))
 
 
 def pct_cells(row: Row) -> list[Text]:
