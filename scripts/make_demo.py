@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from roofline_tui.core.inputs import short_name_of
+
 ROOT = Path(__file__).resolve().parent.parent / "roofline_tui" / "demo"
 N_DECODE, N_PREFILL = 2033, 24
 TOP25_COVERAGE = 0.64  # the Top-25 holds this share of GPU time; the long tail the rest
@@ -79,15 +81,6 @@ ROUNDS = {
 SERVING = {"round_0": 10000.0, "round_1": 9993.6, "round_2": 10402.0}
 
 
-def short_name(name: str) -> str:
-    s = name[5:] if name.startswith("void ") else name
-    for stop in ("<", "(", " "):
-        i = s.find(stop)
-        if i > 0:
-            s = s[:i]
-    return s.rsplit("::", 1)[-1][:60]
-
-
 def build_round(speedups: dict[str, float]) -> dict:
     rows = []
     for (name, cls, backend, editable, d_us, d_lps, p_us, p_lps, shapes, dtypes) in KERNELS:
@@ -102,7 +95,7 @@ def build_round(speedups: dict[str, float]) -> dict:
         total_us = sum(us * calls[r] for r, (us, _, _) in phases.items())
         n_calls = sum(calls.values())
         row = {
-            "name": name, "short_name": short_name(name), "calls": n_calls,
+            "name": name, "short_name": short_name_of(name), "calls": n_calls,
             "total_ms": round(total_us / 1000.0, 4), "avg_us": round(total_us / n_calls, 3),
             "shapes": shapes, "dtypes": dtypes, "classification": cls,
             "backend_guess": backend, "editable": editable,

@@ -8,6 +8,7 @@ reason. Nothing here raises for bad input.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,17 +161,22 @@ class EnvReport(BaseModel):
 # --------------------------------------------------------------------------- parsing
 
 
+SHORT_NAME_MAX = 60
+_ANON_NAMESPACE = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::")
+_QUALIFIED_IDENT = re.compile(r"[A-Za-z_~][\w:~]*")
+
+
 def short_name_of(name: str) -> str:
-    """The upstream short-name rule: first identifier, ``void `` stripped, last ``::`` part."""
-    s = name.strip()
-    if s.startswith("void "):
-        s = s[5:]
-    for stop in ("<", "(", " "):
-        idx = s.find(stop)
-        if idx > 0:
-            s = s[:idx]
-    s = s.rsplit("::", 1)[-1] or s
-    return s[:60] or name[:60]
+    """The upstream short-name rule (at most 60 chars): first identifier, leading ``void ``
+    dropped, last ``::`` component. Importers and the loader share it."""
+    text = re.sub(r"^void\s+", "", (name or "").strip())
+    text = _ANON_NAMESPACE.sub("", text)
+    m = _QUALIFIED_IDENT.match(text)
+    if m:
+        parts = [p for p in m.group(0).split("::") if p]
+        if parts:
+            return parts[-1][:SHORT_NAME_MAX]
+    return text[:SHORT_NAME_MAX] or "?"
 
 
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:

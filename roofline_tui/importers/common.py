@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core.inputs import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_text
 
 TOPN_JSON = "profile_topN.json"
@@ -18,7 +19,6 @@ TOPN_MD = "profile_topN.md"
 DEFAULT_TOP = 25
 MAX_SHAPES = 5
 MAX_DTYPES = 8
-SHORT_NAME_MAX = 60
 
 
 class ImportProblem(Exception):
@@ -146,23 +146,6 @@ def classify(name: str) -> Classified:
                 backend = "torch_native" if "at::" in name else "unknown"
             return Classified(cls, backend, editable, hint)
     return Classified("other", "unknown", True, "Unclassified: inspect the source to route it.")
-
-
-_ANON = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::")
-_IDENT = re.compile(r"[A-Za-z_~][\w:~]*")
-
-
-def short_name(name: str) -> str:
-    """At most 60 chars: first identifier, leading ``void `` dropped, last ``::`` component."""
-    text = (name or "").strip()
-    text = re.sub(r"^void\s+", "", text)
-    text = _ANON.sub("", text)
-    m = _IDENT.match(text)
-    if m:
-        parts = [p for p in m.group(0).split("::") if p]
-        if parts:
-            return parts[-1][:SHORT_NAME_MAX]
-    return text[:SHORT_NAME_MAX] or "?"
 
 
 # --------------------------------------------------------------------------------------------
