@@ -445,7 +445,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
     measurement = refine.measurement if refine is not None else None
     if refine is not None:
-        mx = refine.measured(n_launch, bytes_est, "memory")
+        mx = refine.measured(n_launch, bytes_est)
         notes.extend(mx.notes)
         if mx.bytes_unit is not None:
             data["bytes_model"] = bytes_est
@@ -515,7 +515,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     if m.compute_util is not None and not sh.peaks.compute_validated:
         notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
     data["notes"] = " ".join(notes)
-    return _finish(data, head, sh, no_verdict, None, est=est, chosen_label=chosen.label,
+    return _finish(data, head, sh, no_verdict, None, chosen_label=chosen.label,
                    alternatives=[(a.label, a.bytes_est) for a in alts], refine=refine), None
 
 
@@ -526,7 +526,6 @@ def _finish(
     no_verdict: str | None,
     degrade_reason: str | None,
     *,
-    est: OpEstimate | None = None,
     chosen_label: str | None = None,
     alternatives: list[tuple[str, float]] | None = None,
     refine: Any = None,

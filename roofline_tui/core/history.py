@@ -51,6 +51,7 @@ from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regi
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.markdown import fmt_num, fmt_time_ms
+from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.round import (
     ARTIFACT_JSON,
     TOPN_NAME,
@@ -64,8 +65,6 @@ from roofline_tui.core.round import (
 from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
 from roofline_tui.core.textsafe import md_cell
 
-ISOLATED_NOISE = 0.034  # spec §8.3: isolated-kernel repeat band
-E2E_NOISE_PCT = 0.5  # spec §8.3: serving band, in percent
 SERVING_NAME = "serving_metrics.json"
 SERVING_SCHEMA = "serving-metrics-v1"
 WORKLOAD_KEYS = ("isl", "osl", "conc", "tp")

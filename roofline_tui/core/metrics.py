@@ -14,6 +14,8 @@ DISPATCH_FACTOR = 2.0            # a launch within 2× the overhead is timed by 
 DISPATCH_FLOOR_S = LAUNCH_OVERHEAD_S * DISPATCH_FACTOR
 SANE_LOW = 0.001                 # spec §6 L3 sanity band
 SANE_HIGH = 1.0
+ISOLATED_NOISE = 0.034           # spec §8.3: isolated-kernel repeat band (fraction)
+E2E_NOISE_PCT = 0.5              # spec §8.3: e2e serving band, in percent
 SATURATED_BAND = 0.9             # × target_eff
 MODERATE_BAND = 0.6              # × target_eff
 

@@ -103,7 +103,7 @@ class KernelRefinement:
                 updates["weight_dtype"] = canonical_dtype(moe.weight_dtype) or ctx.weight_dtype
         return replace(ctx, **updates) if updates else ctx
 
-    def measured(self, n_launch: int, model_bytes: float, roof_axis_hint: str) -> MeasuredAxes:
+    def measured(self, n_launch: int, model_bytes: float) -> MeasuredAxes:
         """Measured bytes/FLOPs for one modelled unit (per-dispatch means × launches)."""
         m = self.measurement
         notes: list[str] = []
@@ -139,7 +139,7 @@ class KernelRefinement:
             notes.append(f"Missing counters: {', '.join(m.missing)}.")
         return MeasuredAxes(b, f, basis, notes)
 
-    def confidence(self, roof_axis: str | None, basis: str | None = None) -> str:
+    def confidence(self, roof_axis: str | None) -> str:
         m = self.measurement
         if m is not None and self.usable_measurement:
             if m.roofline_pct is not None and m.bytes_per_dispatch is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SERVING_NOISE_PCT = 0.5  # spec §8.3: e2e serving noise band
+from roofline_tui.core.metrics import E2E_NOISE_PCT
 
 LEVER_CONSTRAINT = (
     "constraint: isl/osl/conc stay as supplied, no speculative decoding, lossy levers must pass "
@@ -66,10 +66,10 @@ def route_entry(
             f"saturated and {bound_type}-bound: kernel tuning has nothing left; move fewer "
             "bytes for the same work (not dropped)" + advisory,
         )
-    if expected_gain_pct is not None and expected_gain_pct < SERVING_NOISE_PCT:
+    if expected_gain_pct is not None and expected_gain_pct < E2E_NOISE_PCT:
         return RouteDecision(
             "low_priority",
-            f"expected e2e gain {expected_gain_pct:.2f}% is under the {SERVING_NOISE_PCT}% "
+            f"expected e2e gain {expected_gain_pct:.2f}% is under the {E2E_NOISE_PCT}% "
             "serving noise band (ordinary Amdahl)" + advisory,
         )
     if bound_type == "latency":
