@@ -161,5 +161,6 @@ def test_explicit_sources_override_discovery(worked_example: Path, tmp_path: Pat
                                "workload": {"isl": 1024, "osl": 1024, "conc": 64}}))
     art = run(worked_example, RoundSources(env=env))
     assert art.gfx == "sm_90" and art.peaks.hbm_bw_bytes_s == 4.8e12
-    # model config is still discovered beside the round's own env_report? no: beside --env
+    # config.json is looked for beside the given env_report (and in the round), not beside the
+    # round's own parents' env_report: none there, so the MoE/attention heads cannot be modelled
     assert "model_config" not in art.model_extra["inputs"]
