@@ -41,7 +41,7 @@ def rss_mib() -> float:
 def first_paint_child() -> None:
     """Runs in a fresh interpreter: prints a JSON line of timings (seconds from process start)."""
     from roofline_tui.app.app import RooflineApp
-    from roofline_tui.app.commands import copy_demo
+    from roofline_tui.cli.dash import copy_demo
 
     t_import = time.perf_counter() - START
     marks: dict[str, float] = {}
@@ -77,7 +77,7 @@ def measure_first_paint(repeat: int) -> list[dict[str, float]]:
 
 async def measure_changes(latency_changes: int, memory_changes: int) -> dict[str, object]:
     from roofline_tui.app.app import RooflineApp
-    from roofline_tui.app.commands import copy_demo
+    from roofline_tui.cli.dash import copy_demo
 
     profile = copy_demo(Path(tempfile.mkdtemp(prefix="roofline-bench-")))
     round_dir = profile / "round_2"
@@ -146,7 +146,7 @@ def heap_growth(changes: int) -> dict[str, float]:
 
     async def run() -> dict[str, float]:
         from roofline_tui.app.app import RooflineApp
-        from roofline_tui.app.commands import copy_demo
+        from roofline_tui.cli.dash import copy_demo
 
         profile = copy_demo(Path(tempfile.mkdtemp(prefix="roofline-bench-")))
         app = RooflineApp(profile, watch=False)

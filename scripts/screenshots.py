@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from roofline_tui.app.app import RooflineApp  # noqa: E402
-from roofline_tui.app.commands import copy_demo  # noqa: E402
+from roofline_tui.cli.dash import copy_demo  # noqa: E402
 
 SHOTS = (
     # file, size, keys pressed, drill-down tab to open

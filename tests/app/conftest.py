@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.app.commands import copy_demo
+from roofline_tui.cli.dash import copy_demo
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from roofline_tui.cli import main
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.markdown import artifact_to_markdown
+from roofline_tui.core.plot import PLOT_PNG, PLOT_SVG, PlotUnavailable, write_plot
 from roofline_tui.core.round import analyze_round
-from roofline_tui.plot import PLOT_PNG, PLOT_SVG, PlotUnavailable, write_plot
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 EMBED = "![roofline](profile_roofline.svg)"
@@ -105,7 +105,7 @@ def test_write_plot_raises_plot_unavailable_without_matplotlib(
 def test_unwritable_directory_costs_one_line_not_the_run(
     worked_example: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import roofline_tui.plot as plot_mod
+    import roofline_tui.core.plot as plot_mod
 
     def refuse(path: Path, data: bytes) -> Path:
         raise PermissionError(13, "Permission denied")

@@ -170,7 +170,7 @@ def test_core_never_imports_textual() -> None:
         "import sys, pkgutil, importlib, roofline_tui.core as c\n"
         "for m in pkgutil.walk_packages(c.__path__, 'roofline_tui.core.'):\n"
         "    importlib.import_module(m.name)\n"
-        "import roofline_tui.commands.analyze\n"
+        "import roofline_tui.cli.analyze\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'matplotlib')]\n"
         "print(bad)\n"
         "assert not bad, bad\n"

@@ -1,4 +1,4 @@
-"""The imported Top-N feeds ``roofline analyze`` end to end (skipped until the engine exists)."""
+"""The imported Top-N feeds ``roofline analyze`` end to end."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from roofline_tui.importers import import_torch, write_round
 from roofline_tui.importers.synth import GEMM, SynthSpec, write_trace
 
 from .conftest import REPO
-
-pytest.importorskip("roofline_tui.commands.analyze", reason="engine CLI not built yet")
 
 
 def test_imported_topn_is_analyzed(tmp_path: Path) -> None:

@@ -1,7 +1,6 @@
-"""``roofline dash PROFILE_DIR`` and ``roofline demo``.
+"""``roofline dash PROFILE_DIR`` and ``roofline demo``: the Textual dashboard.
 
-Textual is imported inside the command functions only, so ``roofline analyze`` (which builds the
-same parser) never pays for it.
+Textual is imported inside the two command functions only: no other command pays for it.
 """
 
 from __future__ import annotations
@@ -13,14 +12,12 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from roofline_tui.commands.analyze import add_round_arguments, sources_from_args
-from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD
-from roofline_tui.core.textsafe import printable
+from roofline_tui.cli.args import add_path, add_source_arguments, shown, sources_from_args
 
 DEMO_PROFILE = "profile"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register_dash(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dash",
         help="live dashboard over a profile directory (rounds recomputed as files change)",
@@ -32,8 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             "exist yet is waited for."
         ),
     )
-    add_round_arguments(p)
+    add_path(p, "round_dir", need="new-dir", metavar="PROFILE_DIR")
+    add_source_arguments(p)
     p.set_defaults(func=run_dash)
+
+
+def register_demo(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser(
         "demo",
         help="the dashboard on a bundled demo profile, copied into a temporary directory",
@@ -46,19 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=run_demo)
 
 
-def _check_files(args: argparse.Namespace) -> str | None:
-    for flag, path in (("--env", args.env), ("--model-config", args.model_config),
-                       ("--peaks", args.peaks)):
-        if path is not None and not path.is_file():
-            return f"{flag} {printable(str(path))}: no such file"
-    return None
-
-
 def run_dash(args: argparse.Namespace) -> int:
-    problem = _check_files(args)
-    if problem:
-        print(f"roofline dash: error: {problem}", file=sys.stderr)
-        return 2
+    # Textual: only for the dashboard
     from roofline_tui.app.app import RooflineApp
 
     app = RooflineApp(args.round_dir, sources_from_args(args))
@@ -67,7 +57,10 @@ def run_dash(args: argparse.Namespace) -> int:
 
 
 def copy_demo(dest_root: Path) -> Path:
-    """Copy the bundled demo into ``dest_root``; returns its profile directory."""
+    """Copy the bundled demo into ``dest_root``; returns its profile directory. Artifacts a
+    previous run wrote into the bundled tree, hidden files and caches are left out."""
+    from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD  # the engine: demo only
+
     src = resources.files("roofline_tui") / "demo"
     with resources.as_file(src) as src_path:
         shutil.copytree(src_path, dest_root, dirs_exist_ok=True,
@@ -79,11 +72,12 @@ def copy_demo(dest_root: Path) -> Path:
 def run_demo(args: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="roofline-demo-"))
     profile = copy_demo(root)
+    # Textual: only for the dashboard
     from roofline_tui.app.app import RooflineApp
 
     app = RooflineApp(profile, watch_root=root, display_name=str(profile), demo=True)
     try:
         app.run()
     finally:
-        print(f"roofline demo: the demo profile is in {profile}")
+        print(f"roofline demo: the demo profile is in {shown(profile)}", file=sys.stdout)
     return 0

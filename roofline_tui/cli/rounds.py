@@ -1,10 +1,14 @@
-"""``roofline rounds`` and ``roofline playbook``: the rounds of one run, headless.
+"""``roofline rounds`` and ``roofline playbook``: the rounds of one profile, headless.
 
 ``roofline rounds PROFILE_DIR`` prints one row per round and the predicted-vs-actual pairs.
 ``roofline playbook PROFILE_DIR [--out knowledge/backend_playbook.md] [--priors-out FILE]``
 appends the pairs to the playbook (idempotently, never rewriting what is there) and prints the
 per-op-class calibration; ``--priors-out`` writes calibrated ``target_eff`` values for
 ``roofline analyze --priors FILE``.
+
+Every string that came from a file (round labels, stages, kernel names, reasons) is printed
+through the sanitiser and as plain text: Rich markup in a directory name is shown, never
+interpreted.
 """
 
 from __future__ import annotations
@@ -13,13 +17,31 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from roofline_tui.core.textsafe import printable
+from roofline_tui.cli.args import (
+    add_analysis_arguments,
+    add_path,
+    add_source_arguments,
+    failure,
+    options_from_args,
+    shown,
+    sources_from_args,
+    usage_error,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from roofline_tui.core.history import RoundHistory
+
+# core.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
+# check that the two agree)
+DEFAULT_PLAYBOOK = Path("knowledge") / "backend_playbook.md"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from roofline_tui.core.playbook import DEFAULT_PLAYBOOK
-
+def register_rounds(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser(
         "rounds",
         help="compare the round_* directories of a profile: movement, predicted vs actual",
@@ -36,6 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the history of one kernel (full or short name)")
     r.set_defaults(func=run_rounds)
 
+
+def register_playbook(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "playbook",
         help="append predicted-vs-actual rows to the backend playbook; calibrate target_eff",
@@ -46,11 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     _add_common(p)
-    p.add_argument("--out", type=Path, default=DEFAULT_PLAYBOOK, metavar="FILE",
-                   help=f"playbook file (default: {DEFAULT_PLAYBOOK})")
-    p.add_argument("--priors-out", type=Path, metavar="FILE",
-                   help="write calibrated target_eff priors (roofline-priors-v1 JSON) for "
-                        "'roofline analyze --priors FILE'")
+    add_path(p, "--out", need="new-file", default=DEFAULT_PLAYBOOK, metavar="FILE",
+             help=f"playbook file (default: {DEFAULT_PLAYBOOK})")
+    add_path(p, "--priors-out", need="new-file", metavar="FILE",
+             help="write calibrated target_eff priors (roofline-priors-v1 JSON) for "
+                  "'roofline analyze --priors FILE'")
     p.add_argument("--skip-noise", action="store_true",
                    help="do not record pairs whose isolated change is inside the noise band")
     p.add_argument("--dry-run", action="store_true",
@@ -59,59 +83,52 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile_dir", type=Path, metavar="PROFILE_DIR",
-                   help="directory holding round_0, round_1, ... (each with profile_topN.json)")
-    p.add_argument("--env", type=Path, metavar="FILE", help="env_report.json (default: discover)")
-    p.add_argument("--model-config", type=Path, metavar="FILE",
-                   help="the model's config.json (default: discover)")
-    p.add_argument("--peaks", type=Path, metavar="FILE",
-                   help="peak table in peaks.md format (default: the bundled one)")
-    p.add_argument("--device", metavar="NAME", help="device product or arch (overrides env_report)")
+    add_path(p, "profile_dir", need="dir", metavar="PROFILE_DIR",
+             help="directory holding round_0, round_1, ... (each with profile_topN.json)")
+    add_source_arguments(p)
+    add_analysis_arguments(p)
 
 
-def _error(cmd: str, msg: str, code: int = 2) -> int:
-    print(f"roofline {cmd}: error: {msg}", file=sys.stderr)
-    return code
-
-
-def _load(cmd: str, args: argparse.Namespace):
+def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]:
+    # the engine: imported once the arguments are known to be sound
     from roofline_tui.core.history import discover_rounds, load_history
-    from roofline_tui.core.round import RoundSources
 
     d: Path = args.profile_dir
-    if not d.is_dir():
-        return None, _error(cmd, f"{printable(str(d))} is not a directory")
-    for flag, path in (("--env", args.env), ("--model-config", args.model_config),
-                       ("--peaks", args.peaks)):
-        if path is not None and not path.is_file():
-            return None, _error(cmd, f"{flag} {printable(str(path))}: no such file")
     if not discover_rounds(d):
         hint = " (it looks like a round directory; pass its parent)" if (
             d / "profile_topN.json").exists() else ""
-        return None, _error(cmd, f"no round_* directories in {printable(str(d))}{hint}")
-    sources = RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
-                           device=args.device)
-    return load_history(d, sources), 0
+        return None, usage_error(cmd, f"no round_* directories in {shown(d)}{hint}")
+    options, code = options_from_args(cmd, args)
+    if options is None:
+        return None, code
+    return load_history(d, sources_from_args(args), options), 0
 
 
-def _console():
+def _console() -> Console:
+    # rich: only for the commands that print a table
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def cell(value: object, limit: int | None = None) -> Text:
+    """A table cell from data: sanitised, and plain text (``[bold]`` is shown, not applied)."""
+    from rich.text import Text
+
+    return Text(shown(value, limit=limit))
 
 
 def _f(x: float | None, fmt: str) -> str:
     return "–" if x is None else format(x, fmt)
 
 
-def print_rounds(h) -> None:
+def print_rounds(h: RoundHistory) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     from roofline_tui.core.history import round_summary_rows
 
     console = _console()
-    t = Table(title=Text(f"rounds of {printable(h.profile_dir)} (baseline {h.baseline})"),
+    t = Table(title=cell(f"rounds of {shown(h.profile_dir)} (baseline {shown(h.baseline)})"),
               title_justify="left")
     for col in ("round", "time", "stage", "heads", "GPU time ms", "Δ GPU", "tok/s", "e2e vs prev",
                 "contradictions", "note"):
@@ -120,13 +137,12 @@ def print_rounds(h) -> None:
         e2e = _f(row.e2e_delta_pct_vs_prev, "+.3f")
         if row.e2e_delta_pct_vs_prev is not None:
             e2e += "% (noise)" if row.e2e_noise else "%"
-        note = row.not_compared_reason or ""
-        t.add_row(str(row.label), row.time_iso or "–", row.stage or "–", str(row.n_heads),
-                  _f(row.total_gpu_time_ms, ".1f"),
+        t.add_row(cell(row.label, 40), cell(row.time_iso or "–"), cell(row.stage or "–", 20),
+                  str(row.n_heads), _f(row.total_gpu_time_ms, ".1f"),
                   _f(row.delta_total_pct_vs_prev, "+.2f") + ("%" if row.delta_total_pct_vs_prev
                                                             is not None else ""),
                   _f(row.output_throughput_tok_s, ".1f"), e2e, str(row.contradictions),
-                  Text(printable(note, limit=80)))
+                  cell(row.not_compared_reason or "", 80))
     console.print(t)
     pairs = h.pairs()
     if pairs:
@@ -134,18 +150,26 @@ def print_rounds(h) -> None:
         for col in ("kernel", "regime", "rounds", "predicted", "measured", "e2e", "verdict"):
             pt.add_column(col)
         for p in pairs:
-            pt.add_row(Text(printable(p.short_name, limit=40)), p.regime,
-                       f"{p.round_before} → {p.round_after}", _f(p.predicted_speedup, ".3f"),
-                       _f(p.measured_speedup, ".3f"),
+            pt.add_row(cell(p.short_name, 40), cell(p.regime),
+                       cell(f"{p.round_before} → {p.round_after}", 60),
+                       _f(p.predicted_speedup, ".3f"), _f(p.measured_speedup, ".3f"),
                        _f(p.e2e_delta_pct, "+.3f") + (" (noise)" if p.e2e_noise else ""),
-                       p.verdict.upper() if p.contradiction else p.verdict)
+                       cell(p.verdict.upper() if p.contradiction else p.verdict))
         console.print(pt)
+    _print_not_compared(console, h)
+    for prob in h.problems:
+        console.print(cell(f"note: {shown(prob, limit=200)}"))
+
+
+def _print_not_compared(console: Console, h: RoundHistory) -> None:
     for s in h.steps:
         if not s.comparable:
-            console.print(Text(f"round {s.before} → {s.after} not compared: "
-                               f"{printable(s.not_compared_reason or '')}"))
-    for prob in h.problems:
-        console.print(Text(f"note: {printable(prob, limit=200)}"))
+            console.print(cell(f"round {shown(s.before)} → {shown(s.after)} not compared: "
+                               f"{shown(s.not_compared_reason or '')}"))
+
+
+def _json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
 
 
 def run_rounds(args: argparse.Namespace) -> int:
@@ -162,28 +186,27 @@ def run_rounds(args: argparse.Namespace) -> int:
                     name = k.name
         s = kernel_series(h, name)
         if s is None:
-            return _error("rounds", f"kernel {printable(args.kernel, limit=80)} not found", 1)
+            return failure("rounds", f"kernel {shown(args.kernel, limit=80)} not found")
         if args.json:
-            sys.stdout.write(json.dumps(s.model_dump(mode="json"), indent=2) + "\n")
+            _json(s.model_dump(mode="json"))
             return 0
         from rich.table import Table
-        from rich.text import Text
 
-        t = Table(title=Text(f"{printable(s.short_name)} ({s.regime}, {s.op_class or '?'})"),
+        t = Table(title=cell(f"{shown(s.short_name)} ({s.regime}, {s.op_class or '?'})"),
                   title_justify="left")
         for col in ("round", "head", "t/launch ms", "%gpu", "vs prev", "vs baseline",
                     "predicted (this round)", "measured vs prev", "verdict"):
             t.add_column(col)
         for p in s.points:
-            t.add_row(str(p.label), "yes" if p.is_head else ("–" if not p.present else "no"),
+            t.add_row(cell(p.label, 40), "yes" if p.is_head else ("–" if not p.present else "no"),
                       _f(p.t_ms, ".6f"), _f(p.pct_gpu_time, ".2f"),
                       _f(p.delta_t_pct_vs_prev, "+.1f"), _f(p.delta_t_pct_vs_baseline, "+.1f"),
                       _f(p.attainable_speedup, ".3f"), _f(p.measured_speedup_vs_prev, ".3f"),
-                      p.verdict or "–")
+                      cell(p.verdict or "–"))
         _console().print(t)
         return 0
     if args.json:
-        doc = {
+        _json({
             "profile_dir": h.profile_dir,
             "baseline": h.baseline,
             "baseline_is_round0": h.baseline_is_round0,
@@ -191,8 +214,7 @@ def run_rounds(args: argparse.Namespace) -> int:
             "steps": [s.model_dump(mode="json") for s in h.steps],
             "kernels": [s.model_dump(mode="json") for s in all_kernel_series(h)],
             "problems": h.problems,
-        }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        })
         return 0
     print_rounds(h)
     return 0
@@ -200,7 +222,6 @@ def run_rounds(args: argparse.Namespace) -> int:
 
 def run_playbook(args: argparse.Namespace) -> int:
     from rich.table import Table
-    from rich.text import Text
 
     from roofline_tui.core.playbook import append_playbook, calibrate, write_priors
 
@@ -210,14 +231,14 @@ def run_playbook(args: argparse.Namespace) -> int:
     try:
         res = append_playbook(args.out, h, skip_noise=args.skip_noise, dry_run=args.dry_run)
     except (OSError, UnicodeDecodeError) as exc:
-        return _error("playbook", f"cannot update {printable(str(args.out))}: "
-                      f"{getattr(exc, 'strerror', None) or exc}", 1)
+        return failure("playbook", f"cannot update {shown(args.out)}: "
+                       f"{shown(getattr(exc, 'strerror', None) or exc)}")
     cal = calibrate(h.pairs())
     console = _console()
     if args.dry_run:
         sys.stdout.write(res.text_added or "nothing new to append\n")
     else:
-        console.print(Text(f"{printable(str(args.out))}: {len(res.added)} row(s) appended, "
+        console.print(cell(f"{shown(args.out)}: {len(res.added)} row(s) appended, "
                            f"{len(res.already)} already present"
                            + (f", {res.skipped_noise} noise pair(s) skipped"
                               if res.skipped_noise else "")))
@@ -226,27 +247,25 @@ def run_playbook(args: argparse.Namespace) -> int:
     for col in ("op class", "prior", "achieved max", "achieved mean", "observations", "suggested"):
         t.add_column(col)
     for c in cal:
-        t.add_row(c.op_class, f"{c.prior_target_eff:.3f}", f"{c.max_achieved:.3f}",
+        t.add_row(cell(c.op_class), f"{c.prior_target_eff:.3f}", f"{c.max_achieved:.3f}",
                   f"{c.mean_achieved:.3f}", str(c.observations), f"{c.suggested_target_eff:.3f}")
     if cal:
         console.print(t)
     else:
         console.print("no calibration observations yet")
-    contradictions = [p for p in h.pairs() if p.contradiction]
-    for p in contradictions:
-        console.print(Text(f"CONTRADICTION {printable(p.short_name, limit=60)} "
-                           f"({p.round_before} → {p.round_after}): {printable(p.verdict_text)}"))
-    for s in h.steps:
-        if not s.comparable:
-            console.print(Text(f"round {s.before} → {s.after} not compared: "
-                               f"{printable(s.not_compared_reason or '')}"))
+    for p in h.pairs():
+        if p.contradiction:
+            console.print(cell(f"CONTRADICTION {shown(p.short_name, limit=60)} "
+                               f"({shown(p.round_before)} → {shown(p.round_after)}): "
+                               f"{shown(p.verdict_text)}"))
+    _print_not_compared(console, h)
     if args.priors_out is not None and not args.dry_run and not cal:
-        console.print(Text("no calibration observations: priors file not written"))
+        console.print("no calibration observations: priors file not written")
     elif args.priors_out is not None and not args.dry_run:
         try:
-            write_priors(args.priors_out, cal, source=str(h.profile_dir))
+            path = write_priors(args.priors_out, cal, source=str(h.profile_dir))
         except OSError as exc:
-            return _error("playbook", f"cannot write {printable(str(args.priors_out))}: "
-                          f"{exc.strerror or exc}", 1)
-        console.print(Text(f"wrote calibrated priors to {printable(str(args.priors_out))}"))
+            return failure("playbook", f"cannot write {shown(args.priors_out)}: "
+                           f"{shown(exc.strerror or exc)}")
+        console.print(cell(f"wrote calibrated priors to {shown(path)}"))
     return 0

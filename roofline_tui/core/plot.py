@@ -1,7 +1,11 @@
 """Static roofline image (``profile_roofline.svg`` / ``.png``) through matplotlib.
 
-matplotlib is the optional ``roofline_tui[plot]`` extra: it is imported only when an image is
-asked for, and its absence raises :class:`PlotUnavailable` with a one-line install hint.
+matplotlib is the optional ``roofline_tui[plot]`` extra: it is imported inside the functions
+that draw, only when an image is asked for, and its absence raises :class:`PlotUnavailable` with
+a one-line install hint. (The engine otherwise never imports matplotlib.)
+
+Every label is plain text: mathtext is off (``text.parse_math``), so a ``$`` in a kernel name is
+drawn as a ``$``, and strings from files go through the sanitiser first.
 
 The SVG is deterministic (fixed ``svg.hashsalt``, no date, text kept as text), so re-running
 ``roofline analyze --plot`` on the same inputs rewrites it byte for byte.
@@ -33,6 +37,8 @@ _RC = {
     "svg.fonttype": "none",      # <text> elements: searchable, small, stable
     "font.family": "DejaVu Sans",
     "font.size": 9.0,
+    "text.parse_math": False,    # plain text: "$_$" in a kernel name is not TeX
+    "text.usetex": False,
 }
 _FIG_SIZE = (10.0, 6.5)
 _AXES_RECT = (0.08, 0.27, 0.62, 0.66)
@@ -43,7 +49,7 @@ class PlotUnavailable(RuntimeError):
 
 
 def _matplotlib() -> Any:
-    try:
+    try:  # the optional plot extra: only here, when an image is drawn
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError as exc:
@@ -74,7 +80,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
     ax.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
     ax.set_xlabel(f"arithmetic intensity ({xa.unit})")
     ax.set_ylabel(f"performance ({ya.unit})")
-    ax.set_title(m.title, loc="left", fontsize=11)
+    ax.set_title(printable(m.title, limit=120), loc="left", fontsize=11)
 
     # on screen, one decade of y rises this many degrees per decade of x (the memory roof's slope)
     px_per_x = _FIG_SIZE[0] * _AXES_RECT[2] / (xa.hi - xa.lo)
@@ -148,7 +154,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 0.55), fontsize=7, frameon=False,
                   title="targets", title_fontsize=8)
     for i, note in enumerate(m.notes[:3]):
-        fig.text(0.72, 0.3 - 0.025 * i, f"note: {note}", fontsize=7, color="#555555", wrap=True)
+        fig.text(0.72, 0.3 - 0.025 * i, f"note: {printable(note, limit=160)}", fontsize=7, color="#555555", wrap=True)
 
 
 def render_image(model: ChartModel, fmt: str = "svg") -> bytes:

@@ -1,0 +1,177 @@
+"""``roofline analyze ROUND_DIR``: headless analysis, artifact written beside the Top-N."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from roofline_tui.cli.args import (
+    add_analysis_arguments,
+    add_path,
+    add_source_arguments,
+    options_from_args,
+    shown,
+    sources_from_args,
+)
+
+if TYPE_CHECKING:
+    from roofline_tui.core.artifact import Artifact
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="analyse one round directory and write profile_roofline.json + .md",
+        description=(
+            "Analyse the head kernels of ROUND_DIR/profile_topN.json against the device's "
+            "roofline and write profile_roofline.json and profile_roofline.md beside it. "
+            "Bad input never fails the run: problems are recorded in the artifact. A stored "
+            "profile_roofline.json is never replaced when the round has no profile_topN.json."
+        ),
+    )
+    add_path(p, "round_dir", need="dir", metavar="ROUND_DIR")
+    add_source_arguments(p)
+    add_analysis_arguments(p)
+    p.add_argument("--json", action="store_true", help="also print the artifact JSON to stdout")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any input problem, degraded entry or error was recorded, "
+                        "or when nothing was analysed")
+    p.add_argument("--plot", action="store_true",
+                   help="also write the roofline chart profile_roofline.svg beside the artifact "
+                        "(needs the plot extra: pip install 'roofline_tui[plot]')")
+    p.add_argument("--png", action="store_true",
+                   help="also write profile_roofline.png (implies --plot)")
+    p.set_defaults(func=run)
+
+
+def _say(msg: str) -> None:
+    print(f"roofline analyze: {msg}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    # the engine: imported here, once the arguments are known to be sound
+    from roofline_tui.core.artifact import artifact_to_json
+    from roofline_tui.core.history import analyze_round_with_history
+    from roofline_tui.core.round import (
+        ARTIFACT_JSON,
+        TOPN_NAME,
+        load_stored_artifact,
+        skill_disabled,
+        write_artifact,
+    )
+
+    round_dir: Path = args.round_dir
+    sources = sources_from_args(args)
+    disabled = skill_disabled(round_dir, sources)
+    if disabled:  # spec §6 L0: emit nothing, behave as if this tool did not exist
+        _say(f"{disabled}: analysis skipped, nothing written")
+        return 0
+    options, code = options_from_args("analyze", args)
+    if options is None:
+        return code
+    result = analyze_round_with_history(round_dir, sources, options)
+    artifact = result.artifact
+    if result.display_only:  # never replace a stored artifact with an empty one
+        _say(f"no {TOPN_NAME} in {shown(round_dir)}; kept the existing {ARTIFACT_JSON} as it is")
+        if args.json:
+            sys.stdout.write(artifact_to_json(artifact))
+        return 1 if args.strict else 0
+    stored = round_dir / ARTIFACT_JSON
+    if not result.topn_found and (stored.exists() or stored.is_symlink()):
+        # a stored artifact the reader refuses (NaN, an entry without a name, not a file...):
+        # still never replaced by an empty one
+        _, why = load_stored_artifact(round_dir)
+        _say(f"no {TOPN_NAME} in {shown(round_dir)} and the stored {ARTIFACT_JSON} cannot be "
+             f"shown ({shown(why or 'not a regular file', limit=160)}); left it as it is, "
+             "nothing written")
+        return 1 if args.strict else 0
+    write_plot_for(args, artifact, round_dir)
+    try:
+        json_path, _md_path = write_artifact(artifact, round_dir)
+    except OSError as exc:
+        _say(f"cannot write the artifact into {shown(round_dir)}: {shown(exc.strerror or exc)}")
+        return 1
+    if args.json:
+        sys.stdout.write(artifact_to_json(artifact))
+    else:
+        print_summary(artifact, json_path)
+    problems = len(artifact.skill_errors) + len(artifact.degraded)
+    if not result.topn_found:
+        _say(f"no {TOPN_NAME} in {shown(round_dir)}; wrote an empty artifact")
+    elif problems:
+        first = artifact.skill_errors[0] if artifact.skill_errors else (
+            f"{artifact.degraded[0].name}: {artifact.degraded[0].reason}")
+        _say(f"{problems} problem(s) recorded in the artifact; first: {shown(first, limit=200)}")
+    if args.strict and (problems or not result.topn_found):
+        return 1
+    return 0
+
+
+def print_summary(artifact: Artifact, json_path: Path) -> None:
+    """The rankings as a rich table, every string from a file shown through the sanitiser."""
+    # rich: only for this table (not for --json)
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from roofline_tui.core.markdown import fmt_num, fmt_pct, fmt_rate
+
+    def cell(value: object, limit: int | None = None) -> Text:
+        return Text(shown(value, limit=limit))
+
+    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+    p = artifact.peaks
+    title = cell(
+        f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
+        f"{fmt_rate(p.hbm_bw_bytes_s, 'B/s')} · peaks {p.source}/{p.confidence}"
+    )
+    table = Table(title=title, title_justify="left")
+    for col, justify in (("#", "right"), ("kernel", "left"), ("%gpu", "right"),
+                         ("bound", "left"), ("roofline", "right"), ("speedup", "right"),
+                         ("gain", "right"), ("headroom", "left"), ("route", "left"),
+                         ("gain rank", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
+    for i, short in enumerate(artifact.ranking_by_pct, 1):
+        e = artifact.entry(short)
+        if e is None:
+            continue
+        extra = e.model_extra or {}
+        roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
+        table.add_row(
+            str(i), cell(e.short_name, 40), fmt_num(e.pct_gpu_time, 2),
+            cell(e.bound_type), roof, fmt_num(e.attainable_speedup, 2, "×"),
+            fmt_num(e.expected_e2e_gain_pct, 2, "%"), cell(e.headroom_class),
+            cell(extra.get("route", "–")), str(gain_rank.get(short, "–")),
+        )
+    console.print(table)
+    console.print(cell(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}"))
+
+
+def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path) -> None:
+    """``--plot``/``--png``: the roofline image beside the artifact, recorded in it as
+    ``plot_file`` (so the markdown embeds it). Whatever goes wrong with the image (no
+    matplotlib, an unwritable directory, a drawing error) costs one line on stderr; the
+    artifact is still written and the exit status is unchanged."""
+    if not (args.plot or args.png):
+        return
+    # the image writer (matplotlib is imported inside it): only with --plot/--png
+    from roofline_tui.core.plot import PlotUnavailable, write_plot
+
+    try:
+        paths = write_plot(artifact, round_dir, png=args.png)
+    except PlotUnavailable as exc:
+        _say(f"no roofline image: {shown(exc)}")
+        return
+    except OSError as exc:
+        _say(f"no roofline image: cannot write into {shown(round_dir)}: "
+             f"{shown(exc.strerror or exc)}")
+        return
+    except Exception as exc:  # noqa: BLE001 - L5: the image never costs the artifact
+        _say(f"no roofline image: {type(exc).__name__}: {shown(exc, limit=200)}")
+        return
+    artifact.plot_file = paths[0].name  # type: ignore[attr-defined]  # an artifact extra
+    if len(paths) > 1:
+        artifact.plot_png = paths[1].name  # type: ignore[attr-defined]

@@ -1,0 +1,223 @@
+"""What the commands share: the source and analysis arguments (declared once), the path check
+every path argument goes through before anything opens it, and the one-line error printers.
+
+This module is imported to build the parser, so it imports nothing heavy: the engine, rich and
+the importers are imported by the commands that need them, at the call site.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import math
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from roofline_tui.core.textsafe import printable
+
+if TYPE_CHECKING:
+    from roofline_tui.core.analyze import AnalyzeOptions
+    from roofline_tui.core.round import RoundSources
+
+# What a path argument must be.
+#   file       an existing regular file (read)
+#   dir        an existing directory (read)
+#   new-file   a regular file if it exists (written; created otherwise)
+#   new-dir    a directory if it exists (written into; created otherwise)
+#   input      an existing regular file, for the importers, whose contract is exit 1 when the
+#              input is missing ("bad input"); any other kind of file is still a usage error
+Need = Literal["file", "dir", "new-file", "new-dir", "input"]
+
+# The analysis defaults live in core.analyze (DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS);
+# building the parser must not import the engine, so the help text states them and
+# tests/cli/test_front_door.py checks that it states the engine's values.
+HEAD_THRESHOLD_HELP_DEFAULT = "5"
+MAX_HEADS_HELP_DEFAULT = "8"
+
+
+def shown(path: object, limit: int | None = None) -> str:
+    """A path (or any string from the user or a file) as it may be printed: control, C1 and
+    bidi characters escaped; an undecodable file-name byte shown as ``\\xNN``."""
+    text = os.fsdecode(path) if isinstance(path, (bytes, os.PathLike)) else str(path)
+    return printable(text, limit=limit)
+
+
+def usage_error(cmd: str, msg: str) -> int:
+    """One line on stderr; exit status 2 (a usage error)."""
+    print(f"roofline {cmd}: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def failure(cmd: str, msg: str) -> int:
+    """One line on stderr; exit status 1 (the command could not do its job)."""
+    print(f"roofline {cmd}: error: {msg}", file=sys.stderr)
+    return 1
+
+
+# --------------------------------------------------------------------------- path arguments
+
+
+def add_path(p: argparse.ArgumentParser, *names: str, need: Need, **kw: object) -> None:
+    """``add_argument`` for a path: the argument is recorded with what it must be, and
+    :func:`check_paths` checks it before the command runs (nothing opens it before)."""
+    action = p.add_argument(*names, type=Path, **kw)  # type: ignore[arg-type]
+    label = action.option_strings[0] if action.option_strings else str(action.metavar)
+    checks = tuple(p.get_default("path_checks") or ())
+    p.set_defaults(path_checks=(*checks, (action.dest, label, need)))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
+    """``(exit status, one-line reason)`` when ``path`` is not what ``need`` asks for; None
+    when it is. Only ``stat`` is used: a FIFO or a device is never opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if need in ("new-file", "new-dir"):
+            return None
+        if need == "input":
+            return 1, "file not found"
+        return 2, "no such file or directory"
+    except NotADirectoryError:
+        if need in ("new-file", "new-dir"):
+            return None  # the write will say why it cannot create it
+        return 2, "no such file or directory (a parent is not a directory)"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return 2, "a symlink loop"
+        return 2, f"cannot stat ({exc.strerror or exc})"
+    except ValueError:  # an embedded NUL byte
+        return 2, "not a valid path"
+    if need in ("dir", "new-dir"):
+        return None if stat.S_ISDIR(mode) else (2, f"is {_kind(mode)}, expected a directory")
+    if stat.S_ISREG(mode):
+        return None
+    return 2, f"is {_kind(mode)}, expected a regular file"
+
+
+def check_paths(cmd: str, args: argparse.Namespace) -> int:
+    """Check every path argument the command declared with :func:`add_path`; print the first
+    problem in one line and return its exit status (0 when all are fine)."""
+    for dest, label, need in getattr(args, "path_checks", ()):
+        value = getattr(args, dest, None)
+        values: Iterable[Path] = value if isinstance(value, list) else (
+            [] if value is None else [value])
+        for path in values:
+            problem = path_problem(path, need)
+            if problem is not None:
+                code, reason = problem
+                prefix = f"{label} " if label.startswith("-") else ""
+                print(f"roofline {cmd}: error: {prefix}{shown(path)}: {reason}", file=sys.stderr)
+                return code
+    return 0
+
+
+# --------------------------------------------------------------------------- number arguments
+
+
+def head_threshold(text: str) -> float:
+    """``--head-threshold``: a finite percentage in [0, 100]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 100.0:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+# --------------------------------------------------------------------------- shared arguments
+
+
+def add_source_arguments(p: argparse.ArgumentParser) -> None:
+    """Where a round's inputs come from (each defaults to discovery): every command that reads
+    a round takes these."""
+    add_path(p, "--env", need="file", metavar="FILE",
+             help="env_report.json (default: discover)")
+    add_path(p, "--model-config", need="file", metavar="FILE",
+             help="the model's config.json (default: discover)")
+    add_path(p, "--peaks", need="file", metavar="FILE",
+             help="peak table in peaks.md format (default: the bundled one)")
+    p.add_argument("--device", metavar="NAME",
+                   help="device product or arch, e.g. H200, MI325X, gfx950 (overrides env_report)")
+    add_path(p, "--shapes", need="dir", metavar="DIR",
+             help="stage B: Kernel Extractor task dirs (default: EVAL_DIR/kernels/*_task/)")
+    add_path(p, "--counters", need="file", nargs="+", metavar="FILE", default=[],
+             help="stage C: counter files (rocprofv3 CSV or rocpd .db, rocprof-compute "
+                  "pmc_perf.csv or roofline-v1 JSON, ncu CSV/.ncu-rep; default: "
+                  "ROUND_DIR/counters/)")
+
+
+def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
+    """Which entries are analysed, and with which target_eff: the same for one round and for
+    the rounds of a profile."""
+    p.add_argument("--head-threshold", type=head_threshold, default=None, metavar="PCT",
+                   help="analyse entries with pct_gpu_time >= PCT "
+                        f"(default {HEAD_THRESHOLD_HELP_DEFAULT})")
+    p.add_argument("--max-heads", type=positive_int, default=None, metavar="N",
+                   help=f"analyse at most N heads (default {MAX_HEADS_HELP_DEFAULT})")
+    add_path(p, "--priors", need="file", metavar="FILE",
+             help="calibrated target_eff priors (roofline-priors-v1, from 'roofline playbook "
+                  "--priors-out'); stated in the artifact's target_eff_source")
+
+
+def sources_from_args(args: argparse.Namespace) -> RoundSources:
+    from roofline_tui.core.round import RoundSources  # the engine: only once a command runs
+
+    return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
+                        device=args.device, shapes=args.shapes, counters=list(args.counters))
+
+
+def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOptions | None, int]:
+    """The analysis options, or ``(None, 2)`` after printing why ``--priors`` was refused."""
+    from roofline_tui.core.analyze import AnalyzeOptions  # the engine: only once a command runs
+
+    options = AnalyzeOptions()
+    if args.head_threshold is not None:
+        options.head_threshold_pct = args.head_threshold
+    if args.max_heads is not None:
+        options.max_heads = args.max_heads
+    if args.priors is not None:
+        # the priors reader (and YAML): only when --priors is given
+        from roofline_tui.core.playbook import PriorsError, load_priors
+
+        try:
+            options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
+        except PriorsError as exc:
+            return None, usage_error(cmd, f"--priors {shown(exc)}")
+    return options, 0

@@ -1,0 +1,144 @@
+"""``roofline import {torch,rocprofv3,nsys}``: raw profiler output -> ``profile_topN.json``.
+
+The importers themselves live in ``roofline_tui.importers``; this is only their command line.
+Each command imports its importer when it runs. Bad input exits 1 with one line; a missing
+input file too (the importers' contract); anything that is not a regular file, or an ``--out``
+that is not a directory, is a usage error (exit 2) and is never opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from roofline_tui.cli.args import add_path, failure, non_negative_int, positive_int, shown
+
+# importers.common.DEFAULT_TOP; building the parser does not import the importers (the tests
+# check that the two agree)
+DEFAULT_TOP_HELP = "25"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    imp = sub.add_parser(
+        "import", help="build profile_topN.json from raw profiler output",
+        description="Build a round's profile_topN.json from a PyTorch trace, a rocprofv3 "
+                    "kernel trace / rocpd database, or an nsys cuda_gpu_kern_sum report.")
+    kinds = imp.add_subparsers(dest="import_kind", metavar="KIND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        add_path(p, "--out", need="new-dir", required=True, metavar="ROUND_DIR",
+                 help="round directory to write profile_topN.json (+ .md) into")
+        p.add_argument("--top", type=positive_int, default=None,
+                       help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
+
+    t = kinds.add_parser("torch", help="PyTorch profiler (Kineto) chrome trace, .json or .gz")
+    add_path(t, "trace", need="input", metavar="TRACE.json[.gz]")
+    common(t)
+    t.add_argument("--isl", type=non_negative_int, default=None, help="input sequence length")
+    t.add_argument("--osl", type=non_negative_int, default=None, help="output sequence length")
+    t.add_argument("--conc", type=non_negative_int, default=None, help="benchmark concurrency")
+    t.add_argument("--capture-sizes", default="", metavar="N,N,...",
+                   help="cudagraph capture sizes (decode M is snapped up to one)")
+    t.add_argument("--device-index", type=int, default=None, metavar="I",
+                   help="device to keep when the trace holds several")
+    t.set_defaults(func=run_torch)
+
+    r = kinds.add_parser("rocprofv3", help="rocprofv3 kernel_trace.csv or rocpd .db")
+    add_path(r, "files", need="input", nargs="+", metavar="FILE",
+             help="kernel_trace.csv (any version), memory_copy_trace.csv, or rocpd .db")
+    common(r)
+    r.add_argument("--device-index", type=int, default=None, metavar="I",
+                   help="agent to keep when the profile holds several (the N of 'Agent N')")
+    r.set_defaults(func=run_rocprof)
+
+    n = kinds.add_parser("nsys", help="nsys stats --report cuda_gpu_kern_sum --format csv")
+    add_path(n, "csv", need="input", metavar="cuda_gpu_kern_sum.csv")
+    common(n)
+    n.set_defaults(func=run_nsys)
+
+    imp.set_defaults(func=lambda _args: _usage(imp))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _top(args: argparse.Namespace) -> int:
+    from roofline_tui.importers.common import DEFAULT_TOP
+
+    return DEFAULT_TOP if args.top is None else int(args.top)
+
+
+def _summary(doc: dict[str, Any], path: Path) -> str:
+    head = doc["top_kernels"][0]
+    return (f"wrote {shown(path)}: {shown(doc['source'])}, {doc['total_gpu_time_ms']:.3f} ms GPU "
+            f"time, {doc['num_kernel_launches']} launches, {doc['num_distinct_kernels']} kernels; "
+            f"top: {shown(head['short_name'], limit=80)} {head['pct_gpu_time']:.2f}%")
+
+
+def _capture_sizes(text: str) -> list[int]:
+    from roofline_tui.importers.common import ImportProblem
+
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if part:
+            if not part.isdigit():
+                raise ImportProblem(f"--capture-sizes: {part!r} is not a positive integer")
+            out.append(int(part))
+    return out
+
+
+def run_torch(args: argparse.Namespace) -> int:
+    # the torch importer: only for this command
+    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.torch_trace import import_torch
+
+    try:
+        result = import_torch(args.trace, top=_top(args), device_index=args.device_index,
+                              isl=args.isl, osl=args.osl, conc=args.conc,
+                              capture_sizes=_capture_sizes(args.capture_sizes))
+        if len(result.device.devices) > 1:
+            print(shown(result.device.message))
+        for note in result.notes:
+            print(f"note: {shown(note)}", file=sys.stderr)
+        path = write_round(result.doc, args.out)
+    except ImportProblem as exc:
+        return failure("import", shown(exc))
+    except MemoryError:
+        return failure("import", "out of memory while reading the trace")
+    print(_summary(result.doc, path))
+    return 0
+
+
+def run_rocprof(args: argparse.Namespace) -> int:
+    # the table importers: only for this command
+    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.tables import import_rocprofv3
+
+    try:
+        result = import_rocprofv3(args.files, top=_top(args), device_index=args.device_index)
+        if result.device_message.startswith("profile has"):
+            print(shown(result.device_message))
+        path = write_round(result.doc, args.out)
+    except ImportProblem as exc:
+        return failure("import", shown(exc))
+    print(_summary(result.doc, path))
+    return 0
+
+
+def run_nsys(args: argparse.Namespace) -> int:
+    # the table importers: only for this command
+    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.tables import import_nsys
+
+    try:
+        result = import_nsys(args.csv, top=_top(args))
+        path = write_round(result.doc, args.out)
+    except ImportProblem as exc:
+        return failure("import", shown(exc))
+    print(_summary(result.doc, path))
+    return 0
