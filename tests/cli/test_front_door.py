@@ -1,0 +1,116 @@
+"""The one front door: the command table, what building the parser imports, the help text."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from roofline_tui.cli import COMMANDS, build_parser, main
+
+from .helpers import roofline
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _subcommands(parser) -> dict:
+    return parser._subparsers._group_actions[0].choices
+
+
+def test_the_table_lists_every_command_once_in_help_order() -> None:
+    names = [name for name, _ in COMMANDS]
+    assert names == ["analyze", "schema", "dash", "demo", "import", "rounds", "playbook"]
+    assert list(_subcommands(build_parser())) == names
+    help_text = roofline("--help").stdout
+    for name in names:
+        assert f"    {name}" in help_text
+
+
+def test_console_script_and_module_entry_points() -> None:
+    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "roofline"]
+    assert ep.value == "roofline_tui.cli:main"
+    version = roofline("--version")
+    assert version.returncode == 0 and "roofline_tui" in version.stdout
+    assert roofline().returncode == 2  # no command: help on stderr, a usage error
+
+
+@pytest.mark.parametrize("argv", [["analyze", "--help"], ["rounds", "--help"],
+                                  ["playbook", "--help"], ["dash", "--help"],
+                                  ["import", "torch", "--help"], ["schema", "--help"]])
+def test_every_command_has_help(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0
+    assert "usage: roofline" in capsys.readouterr().out
+
+
+def test_commands_that_read_rounds_share_the_source_and_analysis_arguments() -> None:
+    parser = build_parser()
+    shared = {"--env", "--model-config", "--peaks", "--device", "--shapes", "--counters"}
+    analysis = {"--head-threshold", "--max-heads", "--priors"}
+    for name in ("analyze", "rounds", "playbook", "dash"):
+        flags = {s for a in _subcommands(parser)[name]._actions for s in a.option_strings}
+        assert shared <= flags, name
+        if name != "dash":  # the dashboard analyses with the defaults
+            assert analysis <= flags, name
+    args = parser.parse_args(["rounds", "p", "--shapes", "k", "--counters", "a.csv", "b.db",
+                              "--max-heads", "3"])
+    assert args.shapes == Path("k") and args.counters == [Path("a.csv"), Path("b.db")]
+    assert args.max_heads == 3
+
+
+def test_help_states_the_engines_defaults() -> None:
+    """The parser does not import the engine to state its defaults; they must still agree."""
+    from roofline_tui.cli import args as cli_args
+    from roofline_tui.cli import imports, rounds
+    from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS
+    from roofline_tui.core.playbook import DEFAULT_PLAYBOOK
+    from roofline_tui.importers.common import DEFAULT_TOP
+
+    assert float(cli_args.HEAD_THRESHOLD_HELP_DEFAULT) == DEFAULT_HEAD_THRESHOLD_PCT
+    assert int(cli_args.MAX_HEADS_HELP_DEFAULT) == DEFAULT_MAX_HEADS
+    assert int(imports.DEFAULT_TOP_HELP) == DEFAULT_TOP
+    assert rounds.DEFAULT_PLAYBOOK == DEFAULT_PLAYBOOK
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return set(proc.stdout.split())
+
+
+HEAVY = ("textual", "rich", "matplotlib", "plotext", "watchfiles", "yaml", "pydantic",
+         "roofline_tui.importers", "roofline_tui.core.playbook", "roofline_tui.core.analyze",
+         "roofline_tui.app")
+
+
+def test_building_the_parser_imports_nothing_heavy() -> None:
+    loaded = _modules_after("from roofline_tui.cli import build_parser; build_parser()")
+    assert not [m for m in loaded if m.startswith(HEAVY)]
+
+
+def test_analyze_json_imports_no_rich_importers_playbook_or_textual(demo_profile: Path) -> None:
+    code = ("import contextlib, io\nfrom roofline_tui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), "
+            "contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    assert main(['analyze', {str(demo_profile / 'round_0')!r}, '--json']) == 0\n")
+    loaded = _modules_after(code)
+    assert not [m for m in loaded if m.startswith(
+        ("textual", "rich", "matplotlib", "plotext", "watchfiles", "roofline_tui.importers",
+         "roofline_tui.core.playbook", "roofline_tui.app"))]
+    # the human table does use rich, and nothing else it did not use before
+    loaded = _modules_after(code.replace(", '--json'", ""))
+    assert "rich" in loaded and "roofline_tui.importers" not in loaded
+
+
+def test_analyze_with_priors_imports_the_priors_reader(demo_profile: Path, tmp_path: Path) -> None:
+    priors = tmp_path / "priors.json"
+    priors.write_text('{"schema": "roofline-priors-v1", "target_eff": {"moe": 0.7}}')
+    proc = roofline("analyze", demo_profile / "round_0", "--json", "--priors", priors)
+    assert proc.returncode == 0, proc.stderr
+    assert '"target_eff_source"' in proc.stdout and "priors.json" in proc.stdout
