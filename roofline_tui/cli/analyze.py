@@ -147,7 +147,8 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
             cell(extra.get("route", "–")), str(gain_rank.get(short, "–")),
         )
     console.print(table)
-    console.print(cell(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}"))
+    # plain print: rich would wrap a long path over several lines
+    print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}", flush=True)
 
 
 def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path) -> None:
