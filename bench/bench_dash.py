@@ -68,10 +68,17 @@ def live_argv(kind: str, profile: Path | None, topn: Path, changes: int,
 
 
 def add_probes(ctx: Context) -> None:
+    """Each floor goes right before what it is the floor of, so the interleaved runs of a
+    figure's numerator and denominator stay close in time."""
     cfg = ctx.cfg
     first = ctx.trees[0]
     ctx.probes.append(Probe("floor:paint_app", [PYTHON, PROBES, "paint", "floor"], None,
                             reads="paint", n=cfg["paint_runs"], warmup=True))
+    for tree in ctx.trees:
+        paint = copy_demo(tree, ctx.work / tree.label / "paint")
+        ctx.probes.append(Probe(f"{tree.label}:paint_dash",
+                                [PYTHON, PROBES, "paint", "dash", str(paint)], tree,
+                                reads="paint", n=cfg["paint_runs"], warmup=True))
     floor_dir = ctx.work / "floor_live"
     floor_dir.mkdir(parents=True)
     floor_topn = floor_dir / "profile_topN.json"
@@ -80,19 +87,15 @@ def add_probes(ctx: Context) -> None:
                                                          cfg["live_changes"]),
                             None, reads="p50", n=cfg["live_runs"]))
     for tree in ctx.trees:
-        base = ctx.work / tree.label
-        paint = copy_demo(tree, base / "paint")
-        ctx.probes.append(Probe(f"{tree.label}:paint_dash",
-                                [PYTHON, PROBES, "paint", "dash", str(paint)], tree,
-                                reads="paint", n=cfg["paint_runs"], warmup=True))
         for rounds in (1, 20):
-            profile = build_profile(tree, base / f"live_{rounds}", rounds)
+            profile = build_profile(tree, ctx.work / tree.label / f"live_{rounds}", rounds)
             ctx.probes.append(Probe(f"{tree.label}:live_{rounds}",
                                     live_argv("dash", profile, newest_topn(profile),
                                               cfg["live_changes"]),
                                     tree, reads="p50", n=cfg["live_runs"]))
-        if cfg["memory_updates"]:
-            mem = copy_demo(tree, base / "memory")
+    for tree in ctx.trees:
+        if cfg["memory_updates"] and tree.label in ctx.memory_trees:
+            mem = copy_demo(tree, ctx.work / tree.label / "memory")
             ctx.after.append(_memory_run(tree, mem, cfg["memory_updates"]))
 
 

@@ -167,6 +167,7 @@ class Context:
     trees: list[Tree]
     work: Path
     cfg: dict[str, int]
+    memory_trees: set[str] = field(default_factory=set)  # labels measured over live updates
     probes: list[Probe] = field(default_factory=list)
     after: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
 

@@ -170,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, help="runs per probe (overrides the defaults)")
     ap.add_argument("--memory-updates", type=int,
                     help="live updates for the memory figure (0 skips it)")
+    ap.add_argument("--memory-tree", action="append", metavar="LABEL",
+                    help="measure memory over live updates for these trees only (default: all)")
     ap.add_argument("--out", type=Path, default=BENCH / "out" / "bench.json",
                     help="where to write the JSON (default bench/out/bench.json)")
     ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
@@ -193,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                                      for t in trees]}
     t0 = time.perf_counter()
     try:
-        ctx = Context(trees, work, cfg)
+        ctx = Context(trees, work, cfg,
+                      memory_trees=set(args.memory_tree or [t.label for t in trees]))
         figures: list[Figure] = []
         for g in groups:
             print(f"[bench] preparing {g}…", file=sys.stderr, flush=True)
