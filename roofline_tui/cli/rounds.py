@@ -238,10 +238,10 @@ def run_playbook(args: argparse.Namespace) -> int:
     if args.dry_run:
         sys.stdout.write(res.text_added or "nothing new to append\n")
     else:
-        console.print(cell(f"{shown(args.out)}: {len(res.added)} row(s) appended, "
-                           f"{len(res.already)} already present"
-                           + (f", {res.skipped_noise} noise pair(s) skipped"
-                              if res.skipped_noise else "")))
+        print(f"{shown(args.out)}: {len(res.added)} row(s) appended, "
+              f"{len(res.already)} already present"
+              + (f", {res.skipped_noise} noise pair(s) skipped" if res.skipped_noise else ""),
+              flush=True)
     t = Table(title="calibration (achieved fraction of roof after optimisation vs prior)",
               title_justify="left")
     for col in ("op class", "prior", "achieved max", "achieved mean", "observations", "suggested"):
@@ -267,5 +267,5 @@ def run_playbook(args: argparse.Namespace) -> int:
         except OSError as exc:
             return failure("playbook", f"cannot write {shown(args.priors_out)}: "
                            f"{shown(exc.strerror or exc)}")
-        console.print(cell(f"wrote calibrated priors to {shown(path)}"))
+        print(f"wrote calibrated priors to {shown(path)}", flush=True)  # unwrapped
     return 0

@@ -186,14 +186,15 @@ def test_rounds_prints_labels_and_stages_literally(demo_profile: Path) -> None:
 
 
 def test_wrote_lines_show_the_path_escaped(demo_profile: Path, tmp_path: Path) -> None:
-    evil = tmp_path / "pwn\x1b]0;title\x07\x9b2J"
+    evil = tmp_path / "pwn\x1b]0;title\x07\x9b2J\u202egpj.exe"
     shutil.copytree(demo_profile.parent, evil)
     proc = roofline("analyze", evil / "profile" / "round_0")
     assert proc.returncode == 0, proc.stderr
     wrote = [line for line in proc.stdout.splitlines() if line.startswith("wrote ")]
     assert len(wrote) == 1
-    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\x9b" not in proc.stdout
-    assert "pwn\\x1b]0;title\\x07\\x9b2J" in wrote[0]
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw not in proc.stdout and raw not in proc.stderr
+    assert "pwn\\x1b]0;title\\x07\\x9b2J\\u202egpj.exe" in wrote[0]
     out = tmp_path / "imp\x1b[2J"
     from roofline_tui.importers.synth import SynthSpec, write_trace
 
