@@ -157,13 +157,12 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         e = artifact.entry(short)
         if e is None:
             continue
-        extra = e.model_extra or {}
         roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
         table.add_row(
             str(i), Text(printable(e.short_name, limit=40)), fmt_num(e.pct_gpu_time, 2),
             e.bound_type, roof, fmt_num(e.attainable_speedup, 2, "×"),
             fmt_num(e.expected_e2e_gain_pct, 2, "%"), e.headroom_class,
-            Text(str(extra.get("route", "–"))), str(gain_rank.get(short, "–")),
+            Text(str(e.route or "–")), str(gain_rank.get(short, "–")),
         )
     console.print(table)
     console.print(Text(f"wrote {json_path} and {json_path.with_suffix('.md').name}"))
@@ -186,6 +185,6 @@ def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path
         print(f"roofline analyze: no roofline image: cannot write into "
               f"{printable(str(round_dir))}: {exc.strerror or exc}", file=sys.stderr)
         return
-    artifact.plot_file = paths[0].name  # type: ignore[attr-defined]  # an artifact extra
+    artifact.plot_file = paths[0].name
     if len(paths) > 1:
-        artifact.plot_png = paths[1].name  # type: ignore[attr-defined]
+        artifact.plot_png = paths[1].name

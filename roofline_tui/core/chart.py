@@ -218,8 +218,7 @@ def _attainable(bw: float | None, peak: float | None, ai: float) -> float | None
 
 
 def _entry_dtype(e: Entry) -> str | None:
-    extra = e.model_extra or {}
-    return extra.get("peak_flops_dtype") or extra.get("compute_dtype")
+    return e.peak_flops_dtype or e.compute_dtype
 
 
 def _size(pct: float | None) -> tuple[float, int]:
@@ -307,7 +306,7 @@ def build_chart(artifact: Artifact) -> ChartModel:
     notes: list[str] = []
     if bw is None:
         notes.append("no peak HBM bandwidth for this device: no memory roof")
-    if (a.peaks.model_extra or {}).get("compute_validated") is False and peaks_all:
+    if a.peaks.compute_validated is False and peaks_all:
         notes.append("compute peaks unvalidated (bf16 ≠ fp16 in the peak table): "
                      "compute roofs are indicative only")
 
@@ -335,8 +334,7 @@ def build_chart(artifact: Artifact) -> ChartModel:
         peak = peaks_all.get(dtype) if dtype else None
         roof_y = _attainable(bw, peak, ai)
         target = _finite_pos(e.target_eff)
-        extra = e.model_extra or {}
-        raw = _finite_pos(extra.get("roofline_pct_raw"))
+        raw = _finite_pos(e.roofline_pct_raw)
         cls = e.headroom_class if e.headroom_class in HEADROOM_COLOURS else "unknown"
         size, band = _size(e.pct_gpu_time)
         points.append(ChartPoint(
@@ -404,8 +402,7 @@ def build_chart(artifact: Artifact) -> ChartModel:
                 label=f"target {eff:.0%}{' ' + d if d else ''} ({ranks})",
             ))
 
-    extra = a.model_extra or {}
-    rnd = extra.get("round")
+    rnd = a.round
     title = "Roofline" + (f" — round {rnd}" if rnd is not None else "")
     title += f" ({a.gfx or 'unknown arch'}, stage {a.stage})"
     return ChartModel(

@@ -48,9 +48,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.artifact import (
+    Artifact,
+    Entry,
+    MovementE2E,
+    MovementRow,
+    PredictedVsActual,
+    RoundContext,
+    RoundMovement,
+)
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
-from roofline_tui.core.markdown import fmt_num, fmt_time_ms
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.round import (
     ARTIFACT_JSON,
@@ -153,38 +160,6 @@ class Movement(BaseModel):
     delta_t_pct: float | None = None  # (t / t_ref − 1) × 100: positive = slower
     pct_gpu_time_ref: float | None = None
     pct_gpu_time: float | None = None
-
-
-class PredictedVsActual(BaseModel):
-    """A kernel whose per-launch time moved between two rounds, against what was predicted."""
-
-    pair_id: str
-    name: str
-    short_name: str
-    regime: str
-    op_class: str | None = None
-    round_before: str | int
-    round_after: str | int
-    t_ms_before: float
-    t_ms_after: float
-    measured_speedup: float  # t_before / t_after, same regime
-    isolated_noise: bool
-    predicted_speedup: float | None = None  # earlier round's attainable_speedup
-    predicted_e2e_gain_pct: float | None = None
-    headroom_class_before: str | None = None
-    target_eff_before: float | None = None
-    roofline_pct_before: float | None = None
-    roofline_pct_after: float | None = None  # achieved fraction of roof after the change
-    roofline_pct_after_basis: str | None = None
-    e2e_delta_pct: float | None = None
-    e2e_basis: str | None = None
-    e2e_noise: bool | None = None
-    e2e_verdict: str = "unknown"
-    kernels_moved_in_pair: int = 1  # beyond the isolated band; the e2e delta is shared by them
-    contradiction: bool = False
-    contradiction_detail: str | None = None
-    verdict: str = "unpredicted"
-    verdict_text: str = ""
 
 
 class RoundStep(BaseModel):
@@ -383,8 +358,8 @@ def _prior_options(options: AnalyzeOptions | None) -> AnalyzeOptions:
 def _workload(art: Artifact | None, env_wl: dict[str, Any]) -> dict[str, int]:
     out: dict[str, int] = {}
     wl = dict(env_wl)
-    if art is not None and isinstance((art.model_extra or {}).get("workload"), dict):
-        wl.update({k: v for k, v in art.model_extra["workload"].items() if v is not None})
+    if art is not None:
+        wl.update({k: v for k, v in art.workload.model_dump().items() if v is not None})
     for k in WORKLOAD_KEYS:
         v = wl.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -469,13 +444,11 @@ def load_round(
             env_wl = env.workload.model_dump()
     if sources is not None and sources.workload is not None:
         env_wl.update({k: v for k, v in sources.workload.model_dump().items() if v is not None})
-    extra = (artifact.model_extra or {}) if artifact is not None else {}
-    peaks_extra = (artifact.peaks.model_extra or {}) if artifact is not None else {}
     serving, serving_problems = load_serving_metrics(round_dir)
     problems += serving_problems
     total = topn.total_gpu_time_ms if topn is not None else None
     if total is None:
-        total = finite_or_none(extra.get("total_gpu_time_ms"))
+        total = finite_or_none(artifact.total_gpu_time_ms) if artifact is not None else None
     label = round_label(round_dir)
     mtime = _topn_mtime(round_dir)
     kernels = _kernels(topn, artifact, problems)
@@ -488,7 +461,7 @@ def load_round(
         mtime_iso=(datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
                    if mtime else None),
         gfx=env_gfx or (artifact.gfx if artifact is not None else None),
-        product=env_product or peaks_extra.get("product"),
+        product=env_product or (artifact.peaks.product if artifact is not None else None),
         workload=_workload(artifact, env_wl),
         stage=artifact.stage if artifact is not None else None,
         total_gpu_time_ms=total,
@@ -825,49 +798,35 @@ def all_kernel_series(h: RoundHistory) -> list[KernelSeries]:
 # --------------------------------------------------------------------------- artifact
 
 
-def _fmt_d(d: float | None, digits: int = 1) -> str:
-    return "–" if d is None else f"{d:+.{digits}f}%"
-
-
-def movement_lines(h: RoundHistory, label: str | int) -> list[str]:
-    """Markdown lines of the round-over-round movement section for round ``label``."""
+def round_movement(h: RoundHistory, label: str | int) -> RoundMovement | None:
+    """The movement section of round ``label`` as data (``markdown.movement_lines`` renders it):
+    for each head (and each kernel that moved beyond the noise band) its per-launch time against
+    the previous round and the baseline, and the predicted-vs-actual verdict."""
     i = h.index(label)
     if i is None:
-        return []
+        return None
     cur = h.rounds[i]
-    lines: list[str] = []
     if i == 0:
-        later = ", ".join(f"`{r.label}`" for r in h.rounds[1:]) or "none yet"
-        lines.append(f"Round `{md_cell(cur.label)}` is the baseline (later rounds: {later}).")
-        if not h.baseline_is_round0:
-            lines.append("- round 0 is missing: this, the earliest round found, is the baseline.")
-        return lines
+        return RoundMovement(round=cur.label, baseline_round=h.baseline,
+                             baseline_is_round0=h.baseline_is_round0,
+                             later_rounds=[r.label for r in h.rounds[1:]])
     prev = h.rounds[i - 1]
     step = h.steps[i - 1]
-    lines.append(f"Against the previous round `{md_cell(prev.label)}` and the baseline "
-                 f"`{md_cell(h.baseline)}`. Isolated noise band ±{ISOLATED_NOISE * 100:.1f}%, "
-                 f"e2e noise band ±{E2E_NOISE_PCT:g}% (spec §8.3).")
-    if not h.baseline_is_round0:
-        lines.append(f"- round 0 is missing: the baseline is round `{md_cell(h.baseline)}`.")
     base_reason = h.baseline_comparable.get(str(cur.label))
-    if base_reason is not None:
-        lines.append(f"- **not compared with the baseline**: {md_cell(base_reason)}.")
+    mv = RoundMovement(round=cur.label, baseline_round=h.baseline,
+                       baseline_is_round0=h.baseline_is_round0, prev_round=prev.label,
+                       isolated_noise_band=ISOLATED_NOISE, e2e_noise_band_pct=E2E_NOISE_PCT,
+                       not_compared_with_baseline=base_reason,
+                       not_compared_with_prev=None if step.comparable
+                       else step.not_compared_reason or "not comparable")
     if not step.comparable:
-        lines.append(f"- **not compared with round `{md_cell(prev.label)}`**: "
-                     f"{md_cell(step.not_compared_reason)}.")
-        return lines
-    if step.e2e_delta_pct is not None:
-        noise = " — noise (under the serving band)" if step.e2e_noise else ""
-        expect = ""
-        if step.expected_e2e_gain_pct_sum is not None:
-            expect = (f"; expected +{step.expected_e2e_gain_pct_sum:.2f}% from the kernels that "
-                      "moved beyond the isolated band")
-        unit = " tok/s" if "throughput" in (step.e2e_basis or "") else " ms"
-        lines.append(f"- e2e: {md_cell(step.e2e_basis)} {step.e2e_before:.6g} → "
-                     f"{step.e2e_after:.6g}{unit}: {_fmt_d(step.e2e_delta_pct, 3)} "
-                     f"(positive = faster){noise}{expect}.")
-    else:
-        lines.append("- e2e: no measurement (no serving metrics or total GPU time in both rounds).")
+        return mv
+    if (step.e2e_delta_pct is not None and step.e2e_basis is not None
+            and step.e2e_before is not None and step.e2e_after is not None):
+        mv.e2e = MovementE2E(basis=step.e2e_basis, before=step.e2e_before,
+                             after=step.e2e_after, delta_pct=step.e2e_delta_pct,
+                             noise=bool(step.e2e_noise),
+                             expected_e2e_gain_pct_sum=step.expected_e2e_gain_pct_sum)
     base = h.rounds[0]
     vs_base = movement_against(base, cur) if base_reason is None else {}
     pairs = {(p.name, p.regime): p for p in step.pairs}
@@ -875,62 +834,46 @@ def movement_lines(h: RoundHistory, label: str | int) -> list[str]:
     keys = [k.key for k in cur.kernels if k.is_head]
     keys += [k.key for k in prev.kernels if k.is_head and k.key not in keys and k.key in moves]
     keys += [key for key, p in pairs.items() if not p.isolated_noise and key not in keys]
-    lines += ["", "| kernel | regime | t/launch | vs prev | vs baseline | %gpu prev → now | "
-              "measured | predicted (prev) | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    rows: list[MovementRow] = []
     for key in keys:
-        mv = moves.get(key)
-        if mv is None:
+        m = moves.get(key)
+        if m is None:
             continue
         p = pairs.get(key)
         mb = vs_base.get(key)
-        pct = (f"{mv.pct_gpu_time_ref:.2f} → {mv.pct_gpu_time:.2f}"
-               if mv.pct_gpu_time_ref is not None and mv.pct_gpu_time is not None else "–")
-        verdict = "unchanged" if p is None else (
-            f"**{p.verdict}**" if p.verdict == "contradiction" else p.verdict)
-        lines.append("| " + " | ".join([
-            f"`{md_cell(mv.short_name, limit=48)}`", mv.regime, fmt_time_ms(mv.t_ms, 2),
-            _fmt_d(mv.delta_t_pct), _fmt_d(mb.delta_t_pct if mb else None), pct,
-            fmt_num(p.measured_speedup if p else None, 3, "×"),
-            fmt_num(p.predicted_speedup if p else None, 3, "×"), verdict]) + " |")
-    lines.append("")
-    for what, items in (("appeared", step.appeared), ("vanished", step.vanished),
-                        ("changed regime (not compared)", step.regime_changed),
-                        ("entered the head set", step.heads_entered),
-                        ("left the head set", step.heads_left)):
-        if items:
-            shown = ", ".join(f"`{md_cell(n, limit=60)}`" for n in items[:12])
-            more = f" and {len(items) - 12} more" if len(items) > 12 else ""
-            lines.append(f"- {what}: {shown}{more}")
-    for p in step.pairs:
-        if p.contradiction:
-            lines.append(f"- **contradiction** `{md_cell(p.short_name, limit=60)}`: "
-                         f"{md_cell(p.verdict_text)}.")
-    return lines
+        rows.append(MovementRow(
+            short_name=m.short_name, regime=m.regime, t_ms=m.t_ms,
+            delta_t_pct_vs_prev=m.delta_t_pct,
+            delta_t_pct_vs_baseline=mb.delta_t_pct if mb else None,
+            pct_gpu_time_prev=m.pct_gpu_time_ref, pct_gpu_time=m.pct_gpu_time,
+            measured_speedup=p.measured_speedup if p else None,
+            predicted_speedup=p.predicted_speedup if p else None,
+            verdict=p.verdict if p else "unchanged"))
+    mv.kernels = rows
+    return mv
 
 
 def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> Artifact:
     """Add round-over-round fields to ``artifact`` (round ``label`` of ``h``), in place.
 
-    Entry extras: ``baseline_round``, ``t_ms_baseline``, ``delta_t_pct_vs_baseline`` and, when the
+    Entry fields: ``baseline_round``, ``t_ms_baseline``, ``delta_t_pct_vs_baseline`` and, when the
     baseline is round 0, ``t_ms_round0``, ``delta_t_pct_vs_round0``, ``pct_gpu_time_round0``;
     ``prev_round``, ``t_ms_prev``, ``delta_t_pct_vs_prev``, ``pct_gpu_time_prev`` (and the share
     change in points, ``delta_pct_gpu_time_pts_vs_prev`` / ``…_vs_round0``); for a moved
     kernel ``measured_speedup_vs_prev``, ``predicted_speedup_prev``,
     ``predicted_e2e_gain_pct_prev``, ``isolated_verdict``, ``contradiction`` (+ detail);
-    ``regime_changed_from`` / ``new_in_round``. Artifact extras: ``movement`` (markdown lines) and
-    ``round_history`` (a summary of this round's step).
+    ``regime_changed_from`` / ``new_in_round``. Artifact fields: ``movement`` (the section's
+    data) and ``round_history`` (a summary of this round's step).
     """
     i = h.index(label)
     if i is None:
         return artifact
     cur = h.rounds[i]
-    lines = movement_lines(h, label)
-    if lines:
-        artifact.movement = lines  # type: ignore[attr-defined]
-    summary: dict[str, Any] = {"baseline_round": h.baseline, "baseline_is_round0":
-                               h.baseline_is_round0, "rounds": [r.label for r in h.rounds]}
+    artifact.movement = round_movement(h, label)
+    ctx = RoundContext(baseline_round=h.baseline, baseline_is_round0=h.baseline_is_round0,
+                       rounds=[r.label for r in h.rounds])
+    artifact.round_history = ctx
     if i == 0:
-        artifact.round_history = summary  # type: ignore[attr-defined]
         return artifact
     base, prev, step = h.rounds[0], h.rounds[i - 1], h.steps[i - 1]
     base_reason = h.baseline_comparable.get(str(cur.label))
@@ -938,54 +881,57 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
     moves = {(m.name, m.regime): m for m in step.movements} if step.comparable else {}
     pairs = {(p.name, p.regime): p for p in step.pairs}
     prev_names = {k.name: k for k in prev.kernels}
-    summary.update(
-        prev_round=prev.label, comparable_with_prev=step.comparable,
-        comparable_with_baseline=base_reason is None,
-        not_compared_reason="; ".join(x for x in (step.not_compared_reason, base_reason) if x)
-        or None,
-        e2e_delta_pct=step.e2e_delta_pct, e2e_basis=step.e2e_basis, e2e_noise=step.e2e_noise,
-        expected_e2e_gain_pct_sum=step.expected_e2e_gain_pct_sum,
-        appeared=step.appeared, vanished=step.vanished, regime_changed=step.regime_changed,
-        heads_entered=step.heads_entered, heads_left=step.heads_left,
-        contradictions=[p.name for p in step.pairs if p.contradiction],
-        predicted_vs_actual=[p.model_dump(mode="json") for p in step.pairs],
-    )
-    artifact.round_history = summary  # type: ignore[attr-defined]
+    ctx.prev_round = prev.label
+    ctx.comparable_with_prev = step.comparable
+    ctx.comparable_with_baseline = base_reason is None
+    ctx.not_compared_reason = "; ".join(
+        x for x in (step.not_compared_reason, base_reason) if x) or None
+    ctx.e2e_delta_pct = step.e2e_delta_pct
+    ctx.e2e_basis = step.e2e_basis
+    ctx.e2e_noise = step.e2e_noise
+    ctx.expected_e2e_gain_pct_sum = step.expected_e2e_gain_pct_sum
+    ctx.appeared = step.appeared
+    ctx.vanished = step.vanished
+    ctx.regime_changed = step.regime_changed
+    ctx.heads_entered = step.heads_entered
+    ctx.heads_left = step.heads_left
+    ctx.contradictions = [p.name for p in step.pairs if p.contradiction]
+    ctx.predicted_vs_actual = list(step.pairs)
     for e in artifact.entries:
         key = (e.name, e.regime or "decode")
-        extra: dict[str, Any] = {}
         mb = vs_base.get(key)
         if mb is not None:
-            extra.update(baseline_round=base.label, t_ms_baseline=mb.t_ms_ref,
-                         delta_t_pct_vs_baseline=_r(mb.delta_t_pct))
+            e.baseline_round = base.label
+            e.t_ms_baseline = mb.t_ms_ref
+            e.delta_t_pct_vs_baseline = _r(mb.delta_t_pct)
             if base.is_round0:
-                extra.update(t_ms_round0=mb.t_ms_ref, delta_t_pct_vs_round0=_r(mb.delta_t_pct),
-                             pct_gpu_time_round0=mb.pct_gpu_time_ref,
-                             delta_pct_gpu_time_pts_vs_round0=_pts(mb))
+                e.t_ms_round0 = mb.t_ms_ref
+                e.delta_t_pct_vs_round0 = _r(mb.delta_t_pct)
+                e.pct_gpu_time_round0 = mb.pct_gpu_time_ref
+                e.delta_pct_gpu_time_pts_vs_round0 = _pts(mb)
         mv = moves.get(key)
         if mv is not None:
-            extra.update(prev_round=prev.label, t_ms_prev=mv.t_ms_ref,
-                         delta_t_pct_vs_prev=_r(mv.delta_t_pct),
-                         pct_gpu_time_prev=mv.pct_gpu_time_ref,
-                         delta_pct_gpu_time_pts_vs_prev=_pts(mv))
+            e.prev_round = prev.label
+            e.t_ms_prev = mv.t_ms_ref
+            e.delta_t_pct_vs_prev = _r(mv.delta_t_pct)
+            e.pct_gpu_time_prev = mv.pct_gpu_time_ref
+            e.delta_pct_gpu_time_pts_vs_prev = _pts(mv)
         elif step.comparable:
             k0 = prev_names.get(e.name)
             if k0 is not None and k0.regime != key[1]:
-                extra["regime_changed_from"] = k0.regime
+                e.regime_changed_from = k0.regime
             elif k0 is None:
-                extra["new_in_round"] = True
+                e.new_in_round = True
         p = pairs.get(key)
         if p is not None:
-            extra.update(measured_speedup_vs_prev=_r(p.measured_speedup, 4),
-                         predicted_speedup_prev=p.predicted_speedup,
-                         predicted_e2e_gain_pct_prev=p.predicted_e2e_gain_pct,
-                         isolated_verdict=p.verdict, contradiction=p.contradiction)
+            e.measured_speedup_vs_prev = _r(p.measured_speedup, 4)
+            e.predicted_speedup_prev = p.predicted_speedup
+            e.predicted_e2e_gain_pct_prev = p.predicted_e2e_gain_pct
+            e.isolated_verdict = p.verdict
+            e.contradiction = p.contradiction
             if p.contradiction:
-                extra["contradiction_detail"] = p.contradiction_detail
-                note = f" Contradiction (spec §8.4): {p.contradiction_detail}."
-                e.notes = (e.notes or "") + note
-        for k, v in extra.items():
-            setattr(e, k, v)
+                e.contradiction_detail = p.contradiction_detail
+                e.notes = (e.notes or "") + f" Contradiction (spec §8.4): {p.contradiction_detail}."
     return artifact
 
 

@@ -141,7 +141,7 @@ def test_unvalidated_compute_peak_gives_no_compute_axis_verdict(tmp_path: Path) 
 
     art = run(round_dir, RoundSources(peaks=peaks))
     gemm = art.entries[0]
-    assert art.peaks.model_extra["compute_validated"] is False
-    assert gemm.model_extra["roof_axis"] == "compute"
+    assert art.peaks.compute_validated is False
+    assert gemm.roof_axis == "compute"
     assert gemm.headroom_class == "unknown"
-    assert "unvalidated" in gemm.model_extra["no_verdict_reason"]
+    assert "unvalidated" in gemm.no_verdict_reason

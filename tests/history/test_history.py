@@ -159,7 +159,10 @@ def test_artifact_entries_carry_movement_fields(profile: Path) -> None:
     assert "tok/s" in section
     # round 0 is the baseline and says so
     art0 = read(profile / "round_0" / "profile_roofline.json")
-    assert "baseline" in art0["movement"][0]
+    assert art0["movement"] == {"round": 0, "baseline_round": 0, "baseline_is_round0": True,
+                                "later_rounds": [1, 2]}  # data, never pre-rendered markdown
+    md0 = (profile / "round_0" / "profile_roofline.md").read_text()
+    assert "Round `0` is the baseline (later rounds: `1`, `2`)." in md0
     assert "t_ms_round0" not in art0["entries"][0]
 
 
@@ -168,7 +171,7 @@ def test_single_round_gets_no_movement(tmp_path: Path, demo: Path) -> None:
     shutil.copytree(demo / "profile" / "round_0", lone)
     result = analyze_round(lone)
     art, h = annotate_round(result.artifact, lone)
-    assert h is None and "movement" not in (art.model_extra or {})
+    assert h is None and art.movement is None
 
 
 def test_appeared_and_vanished_kernels(profile: Path) -> None:
@@ -220,7 +223,9 @@ def test_rounds_on_different_hardware_are_not_compared(demo: Path, profile: Path
     assert rows[1].comparable_with_prev is False and rows[1].delta_total_pct_vs_prev is None
     assert main(["analyze", str(profile / "round_1"), "--json"]) == 0
     art = read(profile / "round_1" / "profile_roofline.json")
-    assert any("not compared" in line and "gfx942" in line for line in art["movement"])
+    assert "gfx942" in art["movement"]["not_compared_with_prev"]
+    md = (profile / "round_1" / "profile_roofline.md").read_text()
+    assert any("not compared" in line and "gfx942" in line for line in md.splitlines())
     assert all("t_ms_round0" not in e and "t_ms_prev" not in e for e in art["entries"])
 
 
@@ -246,7 +251,9 @@ def test_missing_round_0_uses_the_earliest_round(profile: Path) -> None:
     moe = next(e for e in art["entries"] if e["name"] == MOE)
     assert moe["baseline_round"] == 1 and moe["t_ms_baseline"] == pytest.approx(moe["t_ms"])
     assert "t_ms_round0" not in moe  # never pretend round 1 is round 0
-    assert any("round 0 is missing" in line for line in art["movement"])
+    assert art["movement"]["baseline_is_round0"] is False
+    md = (profile / "round_2" / "profile_roofline.md").read_text()
+    assert "- round 0 is missing: the baseline is round `1`." in md
 
 
 def test_round_without_inputs_is_skipped(profile: Path) -> None:
