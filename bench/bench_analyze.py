@@ -55,7 +55,7 @@ def time_process(round_dir: Path, repeat: int) -> list[float]:
 
 def time_engine(round_dir: Path, n: int, repeat: int) -> float:
     from roofline_tui.core.analyze import AnalyzeOptions
-    from roofline_tui.core.round import analyze_round
+    from roofline_tui.core.rounds.analysis import analyze_round
 
     opts = AnalyzeOptions(max_heads=n)  # analyse every entry, not only 8 heads
     best = float("inf")

@@ -8,13 +8,9 @@ from pathlib import Path
 
 from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS, AnalyzeOptions
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.history import analyze_round_with_history
-from roofline_tui.core.round import (
-    TOPN_NAME,
-    RoundSources,
-    skill_disabled,
-    write_artifact,
-)
+from roofline_tui.core.rounds.analysis import RoundSources, skill_disabled, write_artifact
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.layout import TOPN_NAME
 from roofline_tui.core.textsafe import printable
 
 
@@ -94,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     options = AnalyzeOptions(head_threshold_pct=args.head_threshold, max_heads=args.max_heads)
     if getattr(args, "priors", None) is not None:
-        from roofline_tui.core.playbook import PriorsError, load_priors
+        from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)

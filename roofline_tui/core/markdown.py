@@ -78,9 +78,11 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
     """The round-over-round movement section: ``mv`` holds the table, ``ctx`` (the artifact's
     ``round_history``) the kernels that appeared, vanished or changed and the contradictions."""
     lines: list[str] = []
+    bounded = [f"- {md_cell(ctx.rounds_considered)}."] if ctx and ctx.rounds_considered else []
     if mv.prev_round is None:
         later = ", ".join(f"`{r}`" for r in mv.later_rounds) or "none yet"
         lines.append(f"Round `{md_cell(mv.round)}` is the baseline (later rounds: {later}).")
+        lines += bounded
         if not mv.baseline_is_round0:
             lines.append("- round 0 is missing: this, the earliest round found, is the baseline.")
         return lines
@@ -88,6 +90,7 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
                  f"`{md_cell(mv.baseline_round)}`. Isolated noise band "
                  f"±{(mv.isolated_noise_band or 0.0) * 100:.1f}%, "
                  f"e2e noise band ±{mv.e2e_noise_band_pct or 0.0:g}% (spec §8.3).")
+    lines += bounded
     if not mv.baseline_is_round0:
         lines.append(f"- round 0 is missing: the baseline is round `{md_cell(mv.baseline_round)}`.")
     if mv.not_compared_with_baseline is not None:

@@ -18,7 +18,7 @@ from roofline_tui.core.chart import (
     build_chart,
     decade_label,
 )
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent.parent / "roofline_tui" / "demo"

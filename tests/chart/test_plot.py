@@ -12,7 +12,7 @@ import pytest
 from roofline_tui.cli import main
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.markdown import artifact_to_markdown
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.plot import PLOT_PNG, PLOT_SVG, PlotUnavailable, write_plot
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

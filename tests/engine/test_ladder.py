@@ -11,7 +11,7 @@ import pytest
 
 from roofline_tui.core import analyze as analyze_mod
 from roofline_tui.core.opmodels import MODELS
-from roofline_tui.core.round import RoundSources
+from roofline_tui.core.rounds.analysis import RoundSources
 
 from .helpers import edit_topn, entry, kernel, run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.core.round import RoundSources
+from roofline_tui.core.rounds.analysis import RoundSources
 
 from .helpers import entry, run
 

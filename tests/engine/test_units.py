@@ -137,7 +137,7 @@ def test_unvalidated_compute_peak_gives_no_compute_axis_verdict(tmp_path: Path) 
     (round_dir / "profile_topN.json").write_text(json.dumps({"top_kernels": [{
         "name": "ampere_bf16_s16816gemm_bf16_256x128", "pct_gpu_time": 30.0, "avg_us": 900.0,
         "shapes": [[[4096, 4096], [4096, 4096]]], "dtypes": ["c10::BFloat16"] * 2}]}))
-    from roofline_tui.core.round import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
     art = run(round_dir, RoundSources(peaks=peaks))
     gemm = art.entries[0]
