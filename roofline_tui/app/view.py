@@ -18,8 +18,12 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline_tui.core.artifact import Artifact, Entry
-from roofline_tui.core.markdown import fmt_bytes, fmt_num, fmt_pct, fmt_rate, fmt_time_ms
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.units import fixed as fmt_num
+from roofline_tui.core.units import millis_fixed as fmt_time_ms
+from roofline_tui.core.units import nbytes as fmt_bytes
+from roofline_tui.core.units import pct as fmt_pct
+from roofline_tui.core.units import rate as fmt_rate
 
 KERNEL_WIDTH = 30
 

@@ -134,7 +134,9 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline_tui.core.markdown import fmt_num, fmt_pct, fmt_rate
+    from roofline_tui.core.units import fixed as fmt_num
+    from roofline_tui.core.units import pct as fmt_pct
+    from roofline_tui.core.units import rate as fmt_rate
 
     console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
     p = artifact.peaks

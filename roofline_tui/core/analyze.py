@@ -24,11 +24,13 @@ from roofline_tui.core.artifact import (
     PeaksInfo,
     Regime,
     RoofAxis,
+    Stage,
     WorkloadInfo,
+    is_bound_type,
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
-from roofline_tui.core.inputs import REGIMES, EnvReport, TopN, TopNEntry, Workload
+from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
@@ -42,6 +44,7 @@ from roofline_tui.core.refine import KernelRefinement, Refinements
 from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
 from roofline_tui.core.textsafe import printable
 
+_REGIMES: tuple[Regime, ...] = get_args(Regime)
 DEFAULT_HEAD_THRESHOLD_PCT = 5.0
 DEFAULT_MAX_HEADS = 8
 SKILL_VERSION = "1"
@@ -90,10 +93,10 @@ def select_heads(topn: TopN, threshold: float, max_heads: int) -> list[TopNEntry
     return chosen[: max(0, max_heads)]
 
 
-def _run_regime(topn: TopN) -> tuple[str | None, str]:
+def _run_regime(topn: TopN) -> tuple[Regime | None, str]:
     sv = topn.serving
     if sv and sv.n_decode_steps is not None and sv.n_prefill_steps is not None:
-        r = "decode" if sv.n_decode_steps >= sv.n_prefill_steps else "prefill"
+        r: Regime = "decode" if sv.n_decode_steps >= sv.n_prefill_steps else "prefill"
         return r, f"run is {r}-dominated ({sv.n_decode_steps} decode vs {sv.n_prefill_steps} prefill steps)"
     if sv and sv.analytic_calls:
         d, p = sv.analytic_calls.get("decode", 0), sv.analytic_calls.get("prefill", 0)
@@ -102,13 +105,13 @@ def _run_regime(topn: TopN) -> tuple[str | None, str]:
     return None, ""
 
 
-def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[str, str]:
+def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str]:
     """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one."""
-    served = [r for r in REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
+    served = [r for r in _REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
               or r in entry.calls_per_step]
     sv = topn.serving
     if served and sv is not None:
-        launches: dict[str, float] = {}
+        launches: dict[Regime, float] = {}
         for r in served:
             steps = sv.n_decode_steps if r == "decode" else sv.n_prefill_steps
             if r in entry.calls_per_step and steps is not None:
@@ -124,8 +127,9 @@ def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[str, str]:
     run, why = _run_regime(topn)
     if run:
         return run, why
-    if entry.phase in REGIMES:
-        return entry.phase, f"entry phase is {entry.phase}"
+    phase = next((r for r in _REGIMES if r == entry.phase), None)
+    if phase is not None:
+        return phase, f"entry phase is {phase}"
     return "decode", "no phase data: assumed decode (serving runs are decode-dominated)"
 
 
@@ -570,7 +574,8 @@ def _roofline(
             m, roofline_pct_raw=raw, suspect=not (M.SANE_LOW <= raw <= M.SANE_HIGH),
             suspect_reason=None if M.SANE_LOW <= raw <= M.SANE_HIGH
             else f"measured roofline {raw:.3f} outside (0, 1]",
-            bound_type=measurement.bound_type or m.bound_type, dispatch_bound=False)
+            bound_type=measurement.bound_type if is_bound_type(measurement.bound_type)
+            else m.bound_type, dispatch_bound=False)
         e.roofline_pct_raw = raw
         e.bound_type = m.bound_type
         e.measurement_basis = "counters"
@@ -753,7 +758,8 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
             degraded.append(Degraded(name=entry.short_name, reason=reason))
     by_pct, by_gain = rank_entries(entries)
     # the artifact's stage is the highest any head reached; each entry keeps its own
-    stage = max((e.stage or "A" for e in entries), default="A")
+    stages: list[Stage] = [e.stage or "A" for e in entries]
+    stage: Stage = max(stages, default="A")
     peaks_info = PeaksInfo(
         hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
         flops=dict(sorted(peaks.flops.items())),

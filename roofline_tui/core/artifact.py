@@ -19,7 +19,7 @@ that is its name.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, TypeGuard, get_args
 
 from pydantic import (
     BaseModel,
@@ -62,7 +62,13 @@ Number = int | float
 
 BOUND_TYPES: tuple[str, ...] = get_args(BoundType)
 HEADROOM_CLASSES: tuple[str, ...] = get_args(HeadroomClass)
-ROUTES: tuple[str, ...] = get_args(Route)
+
+
+
+def is_bound_type(value: object) -> TypeGuard[BoundType]:
+    """A value read from a file that is one of the spec's bound types."""
+    return isinstance(value, str) and value in BOUND_TYPES
+
 
 DOCTRINE = (
     "roofline_pct measures how well a kernel executes its current algorithm's byte/FLOP budget, "

@@ -2,41 +2,9 @@
 
 from __future__ import annotations
 
+from roofline_tui.core import units
 from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry, RoundContext, RoundMovement
 from roofline_tui.core.textsafe import md_cell
-
-
-def fmt_bytes(b: float | None) -> str:
-    if b is None:
-        return "–"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(b) >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def fmt_rate(x: float | None, unit: str) -> str:
-    if x is None:
-        return "–"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
-
-
-def fmt_time_ms(t: float | None, digits: int = 1) -> str:
-    """A time given in ms, shown in µs below 1 ms."""
-    if t is None:
-        return "–"
-    return f"{t * 1000:.{digits}f} µs" if t < 1 else f"{t:.3f} ms"
-
-
-def fmt_pct(x: float | None, digits: int = 0) -> str:
-    return "–" if x is None else f"{x * 100:.{digits}f}%"
-
-
-def fmt_num(x: float | None, digits: int = 2, suffix: str = "") -> str:
-    return "–" if x is None else f"{x:.{digits}f}{suffix}"
 
 
 def flags_of(e: Entry) -> list[str]:
@@ -56,11 +24,11 @@ def flags_of(e: Entry) -> list[str]:
 
 def _peaks_line(a: Artifact) -> str:
     p = a.peaks
-    flops = ", ".join(f"{k} {fmt_rate(v, 'FLOP/s')}" for k, v in sorted(p.flops.items()))
+    flops = ", ".join(f"{k} {units.rate(v, 'FLOP/s')}" for k, v in sorted(p.flops.items()))
     product = p.product
     where = f"{a.gfx or 'unknown arch'}" + (f" ({product})" if product else "")
     line = (
-        f"- **Peaks** {md_cell(where)}: HBM {fmt_rate(p.hbm_bw_bytes_s, 'B/s')}; "
+        f"- **Peaks** {md_cell(where)}: HBM {units.rate(p.hbm_bw_bytes_s, 'B/s')}; "
         f"{flops or 'no compute peaks'} — source `{p.source}`, confidence **{p.confidence}**"
     )
     if p.citation:
@@ -119,9 +87,9 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
                if k.pct_gpu_time_prev is not None and k.pct_gpu_time is not None else "–")
         verdict = f"**{k.verdict}**" if k.verdict == "contradiction" else k.verdict
         lines.append("| " + " | ".join([
-            f"`{md_cell(k.short_name, limit=48)}`", k.regime, fmt_time_ms(k.t_ms, 2),
+            f"`{md_cell(k.short_name, limit=48)}`", k.regime, units.millis_fixed(k.t_ms, 2),
             _fmt_d(k.delta_t_pct_vs_prev), _fmt_d(k.delta_t_pct_vs_baseline), pct,
-            fmt_num(k.measured_speedup, 3, "×"), fmt_num(k.predicted_speedup, 3, "×"),
+            units.fixed(k.measured_speedup, 3, "×"), units.fixed(k.predicted_speedup, 3, "×"),
             verdict]) + " |")
     lines.append("")
     if ctx is None:
@@ -146,7 +114,7 @@ def artifact_to_markdown(a: Artifact) -> str:
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
     out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {a.stage})", ""]
     out.append(_peaks_line(a))
-    confidences = sorted({e.confidence for e in a.entries}) or ["–"]
+    confidences: list[str] = sorted({e.confidence for e in a.entries}) or ["–"]
     out.append(
         f"- **Stage** {a.stage}; entry confidence: {', '.join(confidences)}"
         + (" — stage A is display-only: rank on pct_gpu_time" if a.stage == "A" else "")
@@ -179,19 +147,19 @@ def artifact_to_markdown(a: Artifact) -> str:
                 f"`{md_cell(e.short_name, limit=48)}`",
                 md_cell(e.regime or "–"),
                 md_cell(e.op_class),
-                fmt_num(e.pct_gpu_time, 2),
-                fmt_time_ms(e.t_ms),
+                units.fixed(e.pct_gpu_time, 2),
+                units.millis_fixed(e.t_ms),
                 f"{n_launch} launch{'es' if n_launch != 1 else ''}",
-                fmt_bytes(e.bytes_est),
-                fmt_num(e.arithmetic_intensity, 1),
-                fmt_pct(e.hbm_util),
-                fmt_pct(e.compute_util, 1),
+                units.nbytes(e.bytes_est),
+                units.fixed(e.arithmetic_intensity, 1),
+                units.pct(e.hbm_util),
+                units.pct(e.compute_util, 1),
                 e.bound_type,
-                fmt_pct(e.roofline_pct) + (" (raw " + fmt_pct(e.roofline_pct_raw) + ")"
+                units.pct(e.roofline_pct) + (" (raw " + units.pct(e.roofline_pct_raw) + ")"
                                            if e.suspect else ""),
-                fmt_num(e.target_eff, 2),
-                fmt_num(e.attainable_speedup, 2, "×"),
-                fmt_num(e.expected_e2e_gain_pct, 2, "%"),
+                units.fixed(e.target_eff, 2),
+                units.fixed(e.attainable_speedup, 2, "×"),
+                units.fixed(e.expected_e2e_gain_pct, 2, "%"),
                 e.headroom_class,
                 md_cell(e.route or "–"),
                 ", ".join(flags_of(e)) or "–",

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
 from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.coerce import number
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round, load_stored_artifact
 from roofline_tui.core.rounds.layout import (
@@ -43,7 +44,7 @@ from roofline_tui.core.rounds.layout import (
     round_label,
     topn_mtime,
 )
-from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
+from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import md_cell
 
 SERVING_SCHEMA = "serving-metrics-v1"
@@ -131,7 +132,7 @@ def load_serving_metrics(round_dir: Path) -> tuple[ServingMetrics | None, list[s
                         f"{SERVING_SCHEMA}; read anyway")
     vals: dict[str, float | None] = {}
     for key in ("output_throughput_tok_s", "tpot_ms", "ttft_ms"):
-        v = finite_or_none(data.get(key))
+        v = number(data.get(key), text=False)
         if v is not None and v <= 0:
             problems.append(f"{SERVING_NAME}: {key} must be > 0; ignored")
             v = None
@@ -200,8 +201,8 @@ def _workload(art: Artifact | None, env_wl: dict[str, Any]) -> dict[str, int]:
     if art is not None:
         wl.update({k: v for k, v in art.workload.model_dump().items() if v is not None})
     for k in WORKLOAD_KEYS:
-        v = wl.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = number(wl.get(k), text=False)
+        if v is not None:
             out[k] = int(v)
     return out
 
@@ -287,7 +288,7 @@ def load_round(
     problems += serving_problems
     total = topn.total_gpu_time_ms if topn is not None else None
     if total is None:
-        total = finite_or_none(artifact.total_gpu_time_ms) if artifact is not None else None
+        total = number(artifact.total_gpu_time_ms) if artifact is not None else None
     label = round_label(round_dir)
     mtime = topn_mtime(round_dir)
     kernels = _kernels(topn, artifact, problems)
