@@ -8,12 +8,12 @@ reason. Nothing here raises for bad input.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from roofline_tui.core.names import SHORT_NAME_MAX, short_name  # noqa: F401 - re-exported
 from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
 from roofline_tui.core.textsafe import printable
 
@@ -161,22 +161,10 @@ class EnvReport(BaseModel):
 # --------------------------------------------------------------------------- parsing
 
 
-SHORT_NAME_MAX = 60
-_ANON_NAMESPACE = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::")
-_QUALIFIED_IDENT = re.compile(r"[A-Za-z_~][\w:~]*")
-
-
 def short_name_of(name: str) -> str:
-    """The upstream short-name rule (at most 60 chars): first identifier, leading ``void ``
-    dropped, last ``::`` component. Importers and the loader share it."""
-    text = re.sub(r"^void\s+", "", (name or "").strip())
-    text = _ANON_NAMESPACE.sub("", text)
-    m = _QUALIFIED_IDENT.match(text)
-    if m:
-        parts = [p for p in m.group(0).split("::") if p]
-        if parts:
-            return parts[-1][:SHORT_NAME_MAX]
-    return text[:SHORT_NAME_MAX] or "?"
+    """The one short-name rule (:func:`roofline_tui.core.names.short_name`, at most 60 chars);
+    ``"?"`` when nothing is left. Importers and the loader share it."""
+    return short_name(name) or "?"
 
 
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:

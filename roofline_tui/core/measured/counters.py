@@ -9,7 +9,6 @@ from pathlib import Path
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
-from .names import best_match
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
@@ -296,11 +295,7 @@ def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasureme
     """The measurement for a profile kernel name, by the rule in ``names`` (exact, then
     short/demangled name, then prefix; ties to the longest name, then most dispatches)."""
     try:
-        return best_match(
-            counters.measurements.values(),
-            kernel_name,
-            names_of=lambda m: [m.kernel, *m.aliases],
-            size_of=lambda m: float(m.dispatches),
-        )
+        index = counters.name_index()
+        return index.match(kernel_name)  # type: ignore[no-any-return]
     except Exception:  # noqa: BLE001 - matching must never fail a run
         return None
