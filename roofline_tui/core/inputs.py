@@ -125,6 +125,16 @@ class TopNEntry(BaseModel):
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
+class GraphReplay(BaseModel):
+    """Launch accounting of a trace whose kernels were (partly) replayed from CUDA/HIP graphs:
+    the Top-N then misses or cannot shape the replayed kernels."""
+
+    launch_calls: int | None = None  # runtime *LaunchKernel calls
+    graph_launches: int | None = None  # cudaGraphLaunch / hipGraphLaunch calls
+    kernel_events: int | None = None  # kernel events recorded on the chosen device
+    warning: str | None = None
+
+
 class TopN(BaseModel):
     source: str | None = None
     total_gpu_time_ms: float | None = None
@@ -132,6 +142,10 @@ class TopN(BaseModel):
     num_distinct_kernels: int | None = None
     serving: Serving | None = None
     entries: list[TopNEntry] = Field(default_factory=list)
+    # what the importer noticed about the profile as a whole (bad rows skipped, kernels
+    # replayed from CUDA/HIP graphs that the Top-N misses ...), one line each
+    notes: list[str] = Field(default_factory=list)
+    graph_replay: GraphReplay | None = None
 
 
 class Workload(BaseModel):
@@ -184,6 +198,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
         )
     notes: list[str] = []
     short = _str(raw.get("short_name")) or short_name_of(name)
+    notes.extend(_notes(raw.get("notes"), limit=8))
 
     def opt_num(key: str, **kw: bool) -> float | None:
         if key not in raw or raw[key] is None:
@@ -282,8 +297,28 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
         num_distinct_kernels=_int(data.get("num_distinct_kernels")),
         serving=serving,
         entries=entries,
+        notes=_notes(data.get("notes")),
+        graph_replay=_graph_replay(data.get("graph_replay")),
     )
     return topn, problems
+
+
+def _notes(value: Any, limit: int = 50) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [printable(n, limit=300) for n in value[:limit] if isinstance(n, str) and n.strip()]
+
+
+def _graph_replay(value: Any) -> GraphReplay | None:
+    if not isinstance(value, dict):
+        return None
+    warning = value.get("warning")
+    return GraphReplay(
+        launch_calls=_int(value.get("launch_calls")),
+        graph_launches=_int(value.get("graph_launches")),
+        kernel_events=_int(value.get("kernel_events")),
+        warning=printable(warning, limit=300) if isinstance(warning, str) else None,
+    )
 
 
 def load_topn(path: Path) -> tuple[TopN | None, list[str], bool]:

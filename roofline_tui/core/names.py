@@ -30,7 +30,7 @@ import hashlib
 import re
 
 SHORT_NAME_MAX = 60
-NAME_CAP = 4096  # characters kept of a kernel name read from a file
+NAME_CAP = 16384  # characters kept of a kernel name read from a file (real ones stay below)
 _DIGEST_CHARS = 16
 
 _KD_SUFFIX = re.compile(r"(?:\s*\[clone\s+[^\]]*\]|\s*\(\.kd\)|\.kd)\s*$")

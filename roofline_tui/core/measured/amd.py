@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..dtypes import canonical_dtype as canonical
+from ..names import cap_name
 from ._util import csv_rows, mean, read_text, to_float
 from .models import KernelMeasurement
 
@@ -108,7 +109,7 @@ def parse_rocprofv3_csv(path: Path, rows: list[list[str]]) -> ParsedFile:
     for r in rows[hdr_i + 1 :]:
         if len(r) <= max(ki, ci, vi):
             continue
-        kernel, counter = r[ki].strip(), r[ci].strip()
+        kernel, counter = cap_name(r[ki].strip()), r[ci].strip()
         if not kernel or not counter:
             continue
         value = to_float(r[vi])
@@ -199,6 +200,7 @@ def parse_rocpd(path: Path) -> ParsedFile:
     for name, did, counter, value, duration in rows:
         if not isinstance(name, str) or not isinstance(counter, str):
             continue
+        name = cap_name(name)
         did_f = to_float(did)
         disp = by_kernel.setdefault(name, {}).setdefault(did_f, Dispatch(id=did_f))
         d = to_float(duration)
@@ -218,10 +220,11 @@ def parse_rocpd(path: Path) -> ParsedFile:
 
 
 def is_pmc_perf_header(row: list[str]) -> bool:
+    """rocprof-compute ``pmc_perf.csv`` (``Dispatch_ID, Kernel_Name``) or a legacy rocprof
+    (v1/v2) ``--pmc`` CSV (``Index, KernelName``): one row per dispatch, counters as columns."""
     low = {h.strip().lower() for h in row}
     return (
-        "dispatch_id" in low
-        and "kernel_name" in low
+        ({"dispatch_id", "kernel_name"} <= low or {"index", "kernelname"} <= low)
         and "counter_name" not in low
         and any(h.startswith(("SQ_", "TCC_", "TCP_", "GRBM_", "TA_")) for h in row)
     )
@@ -235,10 +238,13 @@ def parse_pmc_perf(path: Path, rows: list[list[str]], sysinfo: Path | None) -> P
         out.problems.append(f"{path.name}: no pmc_perf header found")
         return out
     header = [h.strip() for h in rows[hdr_i]]
-    ki = _col(header, "kernel_name")
-    di = _col(header, "dispatch_id")
-    si = _col(header, "start_timestamp")
-    ei = _col(header, "end_timestamp")
+    ki = _col(header, "kernel_name", "kernelname")
+    di = _col(header, "dispatch_id", "index")
+    if ki is None:
+        out.problems.append(f"{path.name}: no kernel name column")
+        return out
+    si = _col(header, "start_timestamp", "beginns")
+    ei = _col(header, "end_timestamp", "endns")
     by_kernel: dict[str, dict[object, Dispatch]] = {}
     for n, r in enumerate(rows[hdr_i + 1 :]):
         if len(r) <= ki or not r[ki].strip():
@@ -252,7 +258,7 @@ def parse_pmc_perf(path: Path, rows: list[list[str]], sysinfo: Path | None) -> P
                 disp.counters[h] = v
         if si is not None and ei is not None and ei < len(r):
             disp.duration_s = _duration(r[si], r[ei])
-        by_kernel.setdefault(r[ki].strip(), {})[key] = disp
+        by_kernel.setdefault(cap_name(r[ki].strip()), {})[key] = disp
     out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
     if not out.kernels:
         out.problems.append(f"{path.name}: pmc_perf has no dispatch rows")

@@ -58,7 +58,8 @@ def sniff(path: Path) -> str:
         cells = {c.strip().lower() for c in r}
         if {"gpu_arch", "cu_per_gpu"} <= cells:
             return "sysinfo"
-        if "kernel_name" in cells and "start_timestamp" in cells:
+        if ("kernel_name" in cells and "start_timestamp" in cells) or (
+                "kernelname" in cells and "beginns" in cells):
             return "kernel-trace"
         if "agent_type" in cells and "node_id" in cells:
             return "agent-info"
