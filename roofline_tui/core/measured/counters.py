@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+from ..peaks import normalize_arch
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
@@ -84,6 +85,31 @@ def _find_sysinfo(pmc: Path, given: list[Path]) -> Path | None:
         return n
 
     return max(candidates, key=lambda p: (shared_prefix(p), p.name == "sysinfo.csv"))
+
+
+def _agent_arch(counter_file: Path) -> str | None:
+    """The GPU arch (``gfx950``) from an ``*agent_info.csv`` next to a rocprofv3 counter file."""
+    try:
+        infos = sorted(counter_file.parent.glob("*agent_info.csv"))
+    except OSError:
+        return None
+    for info in infos[:4]:
+        try:
+            rows = csv_rows(read_text(info))
+        except OSError:
+            continue
+        if not rows:
+            continue
+        head = [h.strip().lower() for h in rows[0]]
+        if "agent_type" not in head or "name" not in head:
+            continue
+        ti, ni = head.index("agent_type"), head.index("name")
+        for r in rows[1:]:
+            if len(r) > max(ti, ni) and r[ti].strip().upper() == "GPU":
+                arch = normalize_arch(r[ni])
+                if arch and arch.startswith("gfx"):
+                    return arch
+    return None
 
 
 _PASS_DIR = re.compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
@@ -187,7 +213,9 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
             if kind in ("rocprofv3-csv", "rocprof-compute-pmc", "ncu-csv", "ncu-raw"):
                 rows = csv_rows(read_text(p))
             if kind == "rocprofv3-csv":
-                pass_files.append(amd.parse_rocprofv3_csv(p, rows))
+                pf3 = amd.parse_rocprofv3_csv(p, rows)
+                pf3.arch = _agent_arch(p)
+                pass_files.append(pf3)
             elif kind == "rocpd":
                 pass_files.append(amd.parse_rocpd(p))
             elif kind == "rocprof-compute-pmc":
@@ -195,7 +223,8 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                 problems.extend(pf.problems)
                 for k, ds in pf.kernels.items():
                     m = amd.measure_kernel(
-                        k, ds, source=pf.source, path=str(p), flops_per_mop=fpm, notes=pf.notes
+                        k, ds, source=pf.source, path=str(p), flops_per_mop=fpm, notes=pf.notes,
+                        arch=pf.arch,
                     )
                     _add(result.measurements, m, problems)
             elif kind in ("ncu-csv", "ncu-raw", "ncu-rep"):
@@ -239,6 +268,7 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                     path=str(src.path),
                     flops_per_mop=fpm,
                     notes=notes + src.notes,
+                    arch=src.arch,
                 )
                 _add(result.measurements, m, problems)
     for items in rooflines.values():
