@@ -246,7 +246,10 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                 if m is not None:
                     rooflines.setdefault(m.kernel, []).append((p, m))
             elif kind == "sysinfo":
-                continue
+                if not any(k == "rocprof-compute-pmc" and q.parent == p.parent
+                           for q, k in kinds.items()):
+                    problems.append(f"{p.name}: a rocprof-compute sysinfo.csv (the GPU's "
+                                    "description), no counters; give it with its pmc_perf.csv")
             elif kind in ("kernel-trace", "agent-info"):
                 problems.append(f"{p.name}: a {kind.replace('-', ' ')} file, not counters; ignored")
             else:
