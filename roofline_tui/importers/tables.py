@@ -658,7 +658,7 @@ def _table(section_lines: list[str], path: Path) -> tuple[list[str], list[list[s
     if not console:
         reader = csv.reader(io.StringIO("\n".join([head_line, *rest])))
         head = next(reader)
-        rows = []
+        rows: list[list[str]] = []
         for rec in reader:
             if not rec or all(not c.strip() for c in rec):
                 if rows:

@@ -352,7 +352,7 @@ class _Collector:
                 return
             self.execute_spans += 1
             ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            step = parse_step(name, args)
+            step = parse_step(str(name), args)
             if step is None or ts is None or dur is None:
                 return
             if cat == "gpu_user_annotation":
