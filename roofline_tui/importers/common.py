@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.inputs import short_name_of as short_name
-from roofline_tui.core.store import atomic_write_text
-from roofline_tui.core.textsafe import md_cell
+from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
+from roofline_tui.core.textsafe import md_cell, printable
 
 TOPN_JSON = "profile_topN.json"
 TOPN_MD = "profile_topN.md"
@@ -370,22 +370,21 @@ def to_markdown(doc: dict[str, Any]) -> str:
 
 
 def write_round(doc: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``profile_topN.json`` (+ ``.md``) atomically into ``out_dir``; returns the JSON path.
-
-    The Markdown goes first, so a reader that sees the JSON sees a matching summary.
-    """
+    """Write ``profile_topN.json`` and ``.md`` into ``out_dir`` as a pair (both replaced or
+    neither); returns the JSON path."""
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ImportProblem(
-            f"cannot create output directory {out_dir}: {exc.strerror or exc}"
+            f"cannot create output directory {printable(out_dir)}: {exc.strerror or exc}"
         ) from None
     if not out_dir.is_dir():
-        raise ImportProblem(f"output path {out_dir} is not a directory")
-    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        raise ImportProblem(f"output path {printable(out_dir)} is not a directory")
+    text = strict_json_dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write_text(out_dir / TOPN_MD, to_markdown(doc))
-        return atomic_write_text(out_dir / TOPN_JSON, text)
+        atomic_write_pair([(out_dir / TOPN_MD, to_markdown(doc)), (out_dir / TOPN_JSON, text)])
     except OSError as exc:
-        raise ImportProblem(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+        raise ImportProblem(f"cannot write into {printable(out_dir)}: "
+                            f"{printable(getattr(exc, 'strerror', None) or exc)}") from None
+    return out_dir / TOPN_JSON

@@ -6,10 +6,8 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import os
 import re
 import sqlite3
-import stat
 import time
 import urllib.parse
 import zlib
@@ -18,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline_tui.core import units
+from roofline_tui.core import store, units
 from roofline_tui.core.coerce import integer, number
 from roofline_tui.core.measured.counters import sniff
 from roofline_tui.core.names import cap_name, is_truncated
@@ -57,31 +55,13 @@ MAX_TABLE_BYTES = 256 << 20  # a CSV or console dump larger than this is refused
 
 
 def _read_text(path: Path) -> str:
-    """The text of a regular file of at most :data:`MAX_TABLE_BYTES` (checked before reading)."""
+    """The text of a regular file of at most :data:`MAX_TABLE_BYTES`, through the engine's
+    bounded reader (size checked before reading; FIFOs and devices refused without blocking)."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise ImportProblem(f"{printable(path)}: file not found") from None
-    except IsADirectoryError:
-        raise ImportProblem(f"{printable(path)}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise ImportProblem(f"{printable(path)}: cannot read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise ImportProblem(f"{printable(path)}: is a directory, expected a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise ImportProblem(f"{printable(path)}: not a regular file (FIFO or device?)")
-        if st.st_size > MAX_TABLE_BYTES:
-            raise ImportProblem(f"{printable(path.name)}: {st.st_size:,} bytes, more than the "
-                                f"{MAX_TABLE_BYTES >> 20} MiB a table may have")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_TABLE_BYTES + 1)
-    except OSError as exc:
-        raise ImportProblem(f"{printable(path)}: cannot read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
+        raw = store.read_bytes(path, max_bytes=MAX_TABLE_BYTES)
+    except store.ReadProblem as exc:
+        raise ImportProblem(f"{printable(path.name)}: {printable(exc.reason)}") from None
     if not raw.strip():
         raise ImportProblem(f"{printable(path.name)}: file is empty")
     if b"\x00" in raw[:4096]:
@@ -543,8 +523,9 @@ def import_rocprofv3(paths: Iterable[Path], *, top: int = DEFAULT_TOP,
     if not paths:
         raise ImportProblem("no input files")
     for p in paths:
-        if not p.exists():
-            raise ImportProblem(f"{printable(p)}: file not found")
+        why = store.check_regular(p)
+        if why is not None:
+            raise ImportProblem(f"{printable(p)}: {printable(why)}")
         if _is_sqlite(p):
             got = _rocpd_rows(p)
         elif _is_rocprofv3_json(p):

@@ -42,6 +42,7 @@ from typing import Any
 
 from roofline_tui.core.coerce import number
 from roofline_tui.core.names import cap_name
+from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (
     DEFAULT_TOP,
@@ -451,6 +452,9 @@ def collect(path: Path, *, chunk: int = 1 << 20,
             progress: bool = True) -> tuple[_Collector, dict[str, Any]]:
     """Stream ``path`` once; returns the collector and the trace's top-level header."""
     path = Path(path)
+    why = check_regular(path)
+    if why is not None:
+        raise ImportProblem(f"{printable(path)}: {printable(why)}")
     try:
         size = path.stat().st_size
         raw = open(path, "rb")  # noqa: SIM115 - closed below
