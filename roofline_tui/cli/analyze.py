@@ -53,14 +53,13 @@ def _say(msg: str) -> None:
 def run(args: argparse.Namespace) -> int:
     # the engine: imported here, once the arguments are known to be sound
     from roofline_tui.core.artifact import artifact_to_json
-    from roofline_tui.core.history import analyze_round_with_history
-    from roofline_tui.core.round import (
-        ARTIFACT_JSON,
-        TOPN_NAME,
+    from roofline_tui.core.rounds.analysis import (
         load_stored_artifact,
         skill_disabled,
         write_artifact,
     )
+    from roofline_tui.core.rounds.annotate import analyze_round_with_history
+    from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME
 
     round_dir: Path = args.round_dir
     sources = sources_from_args(args)
@@ -116,7 +115,9 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline_tui.core.markdown import fmt_num, fmt_pct, fmt_rate
+    from roofline_tui.core.units import fixed as fmt_num
+    from roofline_tui.core.units import pct as fmt_pct
+    from roofline_tui.core.units import rate as fmt_rate
 
     def cell(value: object, limit: int | None = None) -> Text:
         return Text(shown(value, limit=limit))
@@ -138,13 +139,12 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         e = artifact.entry(short)
         if e is None:
             continue
-        extra = e.model_extra or {}
         roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
         table.add_row(
             str(i), cell(e.short_name, 40), fmt_num(e.pct_gpu_time, 2),
             cell(e.bound_type), roof, fmt_num(e.attainable_speedup, 2, "×"),
             fmt_num(e.expected_e2e_gain_pct, 2, "%"), cell(e.headroom_class),
-            cell(extra.get("route", "–")), str(gain_rank.get(short, "–")),
+            cell(e.route or "–"), str(gain_rank.get(short, "–")),
         )
     console.print(table)
     # plain print: rich would wrap a long path over several lines
@@ -173,6 +173,6 @@ def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path
     except Exception as exc:  # noqa: BLE001 - L5: the image never costs the artifact
         _say(f"no roofline image: {type(exc).__name__}: {shown(exc, limit=200)}")
         return
-    artifact.plot_file = paths[0].name  # type: ignore[attr-defined]  # an artifact extra
+    artifact.plot_file = paths[0].name
     if len(paths) > 1:
-        artifact.plot_png = paths[1].name  # type: ignore[attr-defined]
+        artifact.plot_png = paths[1].name

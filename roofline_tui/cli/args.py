@@ -21,7 +21,7 @@ from roofline_tui.core.textsafe import printable
 
 if TYPE_CHECKING:
     from roofline_tui.core.analyze import AnalyzeOptions
-    from roofline_tui.core.round import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
 # What a path argument must be.
 #   file       an existing regular file (read)
@@ -197,7 +197,7 @@ def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def sources_from_args(args: argparse.Namespace) -> RoundSources:
-    from roofline_tui.core.round import RoundSources  # the engine: only once a command runs
+    from roofline_tui.core.rounds.analysis import RoundSources  # the engine: once a command runs
 
     return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
                         device=args.device, shapes=args.shapes, counters=list(args.counters))
@@ -214,7 +214,7 @@ def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOption
         options.max_heads = args.max_heads
     if args.priors is not None:
         # the priors reader (and YAML): only when --priors is given
-        from roofline_tui.core.playbook import PriorsError, load_priors
+        from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)

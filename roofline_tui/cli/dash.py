@@ -59,7 +59,7 @@ def run_dash(args: argparse.Namespace) -> int:
 def copy_demo(dest_root: Path) -> Path:
     """Copy the bundled demo into ``dest_root``; returns its profile directory. Artifacts a
     previous run wrote into the bundled tree, hidden files and caches are left out."""
-    from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD  # the engine: demo only
+    from roofline_tui.core.rounds.layout import ARTIFACT_JSON, ARTIFACT_MD  # the demo only
 
     src = resources.files("roofline_tui") / "demo"
     with resources.as_file(src) as src_path:

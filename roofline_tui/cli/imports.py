@@ -72,11 +72,18 @@ def _top(args: argparse.Namespace) -> int:
     return DEFAULT_TOP if args.top is None else int(args.top)
 
 
-def _summary(doc: dict[str, Any], path: Path) -> str:
-    head = doc["top_kernels"][0]
-    return (f"wrote {shown(path)}: {shown(doc['source'])}, {doc['total_gpu_time_ms']:.3f} ms GPU "
-            f"time, {doc['num_kernel_launches']} launches, {doc['num_distinct_kernels']} kernels; "
-            f"top: {shown(head['short_name'], limit=80)} {head['pct_gpu_time']:.2f}%")
+def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
+            notes: list[str] | None = None) -> int:
+    """Write the round (and its env_report.json) and print what the importer says about it
+    (its lines are already sanitised)."""
+    from roofline_tui.importers.finish import finish_import
+
+    done = finish_import(doc, out, tool=tool, device=device, notes=notes)
+    for line in done.stderr:
+        print(line, file=sys.stderr)
+    for line in done.stdout:
+        print(line)
+    return 0
 
 
 def _capture_sizes(text: str) -> list[int]:
@@ -94,7 +101,7 @@ def _capture_sizes(text: str) -> list[int]:
 
 def run_torch(args: argparse.Namespace) -> int:
     # the torch importer: only for this command
-    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.torch_trace import import_torch
 
     try:
@@ -103,42 +110,34 @@ def run_torch(args: argparse.Namespace) -> int:
                               capture_sizes=_capture_sizes(args.capture_sizes))
         if len(result.device.devices) > 1:
             print(shown(result.device.message))
-        for note in result.notes:
-            print(f"note: {shown(note)}", file=sys.stderr)
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "torch", result.device_info, result.notes)
     except ImportProblem as exc:
-        return failure("import", shown(exc))
+        return failure("import", shown(exc, limit=500))
     except MemoryError:
         return failure("import", "out of memory while reading the trace")
-    print(_summary(result.doc, path))
-    return 0
 
 
 def run_rocprof(args: argparse.Namespace) -> int:
     # the table importers: only for this command
-    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.tables import import_rocprofv3
 
     try:
         result = import_rocprofv3(args.files, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "rocprofv3", result.device_info)
     except ImportProblem as exc:
-        return failure("import", shown(exc))
-    print(_summary(result.doc, path))
-    return 0
+        return failure("import", shown(exc, limit=500))
 
 
 def run_nsys(args: argparse.Namespace) -> int:
     # the table importers: only for this command
-    from roofline_tui.importers.common import ImportProblem, write_round
+    from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.tables import import_nsys
 
     try:
         result = import_nsys(args.csv, top=_top(args))
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "nsys", None)
     except ImportProblem as exc:
-        return failure("import", shown(exc))
-    print(_summary(result.doc, path))
-    return 0
+        return failure("import", shown(exc, limit=500))

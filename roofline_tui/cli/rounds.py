@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from roofline_tui.core.history import RoundHistory
+    from roofline_tui.core.rounds.compare import RoundHistory
 
-# core.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
+# core.rounds.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
 # check that the two agree)
 DEFAULT_PLAYBOOK = Path("knowledge") / "backend_playbook.md"
 
@@ -91,10 +91,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]:
     # the engine: imported once the arguments are known to be sound
-    from roofline_tui.core.history import discover_rounds, load_history
+    from roofline_tui.core.rounds.compare import load_history
+    from roofline_tui.core.rounds.layout import round_dirs
 
     d: Path = args.profile_dir
-    if not discover_rounds(d):
+    if not round_dirs(d):
         hint = " (it looks like a round directory; pass its parent)" if (
             d / "profile_topN.json").exists() else ""
         return None, usage_error(cmd, f"no round_* directories in {shown(d)}{hint}")
@@ -125,7 +126,7 @@ def _f(x: float | None, fmt: str) -> str:
 def print_rounds(h: RoundHistory) -> None:
     from rich.table import Table
 
-    from roofline_tui.core.history import round_summary_rows
+    from roofline_tui.core.rounds.series import round_summary_rows
 
     console = _console()
     t = Table(title=cell(f"rounds of {shown(h.profile_dir)} (baseline {shown(h.baseline)})"),
@@ -173,7 +174,7 @@ def _json(doc: Any) -> None:
 
 
 def run_rounds(args: argparse.Namespace) -> int:
-    from roofline_tui.core.history import all_kernel_series, kernel_series, round_summary_rows
+    from roofline_tui.core.rounds.series import all_kernel_series, kernel_series, round_summary_rows
 
     h, code = _load("rounds", args)
     if h is None:
@@ -223,7 +224,7 @@ def run_rounds(args: argparse.Namespace) -> int:
 def run_playbook(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from roofline_tui.core.playbook import append_playbook, calibrate, write_priors
+    from roofline_tui.core.rounds.playbook import append_playbook, calibrate, write_priors
 
     h, code = _load("playbook", args)
     if h is None:

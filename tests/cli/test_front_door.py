@@ -67,7 +67,7 @@ def test_help_states_the_engines_defaults() -> None:
     from roofline_tui.cli import args as cli_args
     from roofline_tui.cli import imports, rounds
     from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS
-    from roofline_tui.core.playbook import DEFAULT_PLAYBOOK
+    from roofline_tui.core.rounds.playbook import DEFAULT_PLAYBOOK
     from roofline_tui.importers.common import DEFAULT_TOP
 
     assert float(cli_args.HEAD_THRESHOLD_HELP_DEFAULT) == DEFAULT_HEAD_THRESHOLD_PCT
@@ -85,7 +85,7 @@ def _modules_after(code: str) -> set[str]:
 
 
 HEAVY = ("textual", "rich", "matplotlib", "plotext", "watchfiles", "yaml", "pydantic",
-         "roofline_tui.importers", "roofline_tui.core.playbook", "roofline_tui.core.analyze",
+         "roofline_tui.importers", "roofline_tui.core.rounds", "roofline_tui.core.analyze",
          "roofline_tui.app")
 
 
@@ -102,7 +102,7 @@ def test_analyze_json_imports_no_rich_importers_playbook_or_textual(demo_profile
     loaded = _modules_after(code)
     assert not [m for m in loaded if m.startswith(
         ("textual", "rich", "matplotlib", "plotext", "watchfiles", "roofline_tui.importers",
-         "roofline_tui.core.playbook", "roofline_tui.app"))]
+         "roofline_tui.core.rounds.playbook", "roofline_tui.app"))]
     # the human table does use rich, and nothing else it did not use before
     loaded = _modules_after(code.replace(", '--json'", ""))
     assert "rich" in loaded and "roofline_tui.importers" not in loaded
