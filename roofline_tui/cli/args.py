@@ -42,7 +42,11 @@ MAX_HEADS_HELP_DEFAULT = "8"
 def shown(path: object, limit: int | None = None) -> str:
     """A path (or any string from the user or a file) as it may be printed: control, C1 and
     bidi characters escaped; an undecodable file-name byte shown as ``\\xNN``."""
-    text = os.fsdecode(path) if isinstance(path, (bytes, os.PathLike)) else str(path)
+    if isinstance(path, (bytes, os.PathLike)):
+        # a file name's undecodable bytes as \xNN (not as the surrogates Python holds them as)
+        text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    else:
+        text = str(path)
     return printable(text, limit=limit)
 
 

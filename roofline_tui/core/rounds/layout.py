@@ -56,18 +56,30 @@ def is_numeric_round(round_dir: Path) -> bool:
     return bool(_NUMERIC.match(round_dir.name))
 
 
+def _readable(name: str) -> str:
+    """A file name as valid Unicode: the bytes of a name that is not UTF-8 (``round_\\xff``,
+    held by Python as lone surrogates) written as visible ``\\xNN`` escapes, so a label can
+    be hashed, written as JSON and printed; every other name is returned unchanged."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
 def round_label(round_dir: Path) -> str | int:
-    """``round_3`` → 3, ``round_tuning`` → ``"tuning"``, anything else → its name."""
-    name = round_dir.name
+    """``round_3`` → 3, ``round_tuning`` → ``"tuning"``, anything else → its name. Always valid
+    Unicode (a non-UTF-8 name's bytes are written ``\\xNN``)."""
+    name = _readable(round_dir.name)
     if name.startswith(ROUND_PREFIX):
         tag = name[len(ROUND_PREFIX):]
-        return int(tag) if tag.isdigit() else tag
-    return name or str(round_dir)
+        return int(tag) if tag.isdigit() and tag.isascii() else tag
+    return name or _readable(str(round_dir))
 
 
 def round_name(round_dir: Path) -> str:
-    """The directory name shown for a round (``round_3``)."""
-    return round_dir.name or str(round_dir)
+    """The directory name shown for a round (``round_3``), as valid Unicode."""
+    return _readable(round_dir.name or str(round_dir))
 
 
 # --------------------------------------------------------------------------- discovery
