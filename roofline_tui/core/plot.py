@@ -128,11 +128,11 @@ def _draw(ax: Any, m: ChartModel) -> None:
     # the legend: kernels by rank (names are long), then what was not plotted
     lines = []
     for p in m.points:
-        roof = "–" if p.roofline_pct_raw is None else f"{p.roofline_pct_raw:.0%}"
+        roof_pct = "–" if p.roofline_pct_raw is None else f"{p.roofline_pct_raw:.0%}"
         gpu = "–" if p.pct_gpu_time is None else f"{p.pct_gpu_time:.1f}%"
         flag = "  SUSPECT (raw position)" if p.suspect else ""
         lines.append((p.colour, f"#{p.rank} {printable(p.short_name, limit=64)}  —  {gpu} gpu, "
-                                f"AI {p.x:.3g}, {human(p.y, 'FLOP/s')}, roof {roof}, "
+                                f"AI {p.x:.3g}, {human(p.y, 'FLOP/s')}, roof {roof_pct}, "
                                 f"{p.headroom_class}{flag}"))
     for n in m.not_plotted:
         lines.append(("#555555", f"#{n.rank} {printable(n.short_name, limit=64)}  —  not plotted: "
