@@ -25,7 +25,7 @@ from roofline_tui.core.opmodels import (
     OpModelUnavailable,
 )
 from roofline_tui.core.peaks import Peaks, peak_flops_for
-from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
+from roofline_tui.core.routing import Neighbour, Neighbours, byte_reduction_levers, route_entry
 from roofline_tui.core.textsafe import printable
 
 DEFAULT_HEAD_THRESHOLD_PCT = 5.0
@@ -210,7 +210,7 @@ class _Shared:
     kv_dtype: str
     dtype_notes: list[str]
     options: AnalyzeOptions
-    neighbours: list[Neighbour]
+    neighbours: Neighbours
     refinements: Any
 
 
@@ -609,12 +609,15 @@ def _dtypes(model: ModelShape | None, env: EnvReport | None) -> tuple[str, str, 
     return w, a, kv, notes
 
 
-def _neighbours(topn: TopN) -> list[Neighbour]:
-    out = []
-    for e in topn.entries:
-        c = classify(e.name, e.classification, e.shapes)
-        out.append(Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time))
-    return out
+def _neighbour(e: TopNEntry) -> Neighbour:
+    c = classify(e.name, e.classification, e.shapes)
+    return Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time)
+
+
+def _neighbours(topn: TopN) -> Neighbours:
+    """Every Top-N entry, classified only when a lever looks at it (a long Top-N's tail is
+    mostly never looked at)."""
+    return Neighbours(topn.entries, _neighbour)
 
 
 def _unique_short_names(heads: list[TopNEntry]) -> list[TopNEntry]:

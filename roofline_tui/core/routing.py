@@ -7,7 +7,9 @@ adjacent Top-N kernel to fuse, the measured all-expert vs experts_hit waste, the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from roofline_tui.core.metrics import E2E_NOISE_PCT
 
@@ -27,6 +29,45 @@ class Neighbour:
     op_class: str
     op_subclass: str | None
     pct_gpu_time: float
+
+
+class Neighbours:
+    """The Top-N kernels that a fusion lever may name, classified only as far as a lever looks.
+
+    A lever wants the biggest few kernels of some classes. Kernels are visited biggest first
+    (``pct_gpu_time`` descending, then ``short_name``: the order the levers rank by) and each is
+    described (classified) the first time a lever reaches it, so a 10,000-entry Top-N costs a
+    handful of classifications instead of 10,000. ``describe`` turns a kernel into a
+    :class:`Neighbour`; kernels need ``pct_gpu_time`` and ``short_name`` to be ordered.
+    """
+
+    def __init__(self, kernels: Iterable[Any], describe: Callable[[Any], Neighbour]) -> None:
+        self._order = sorted(kernels, key=lambda k: (-k.pct_gpu_time, k.short_name))
+        self._describe = describe
+        self._known: list[Neighbour] = []
+
+    @classmethod
+    def of(cls, neighbours: Iterable[Neighbour]) -> Neighbours:
+        """Neighbours already classified."""
+        return cls(neighbours, lambda n: n)
+
+    def biggest(self, keep: Callable[[Neighbour], bool], k: int) -> list[Neighbour]:
+        """The ``k`` biggest neighbours that ``keep`` accepts, biggest first."""
+        out: list[Neighbour] = []
+        i = 0
+        while len(out) < k and i < len(self._order):
+            if i == len(self._known):
+                self._known.append(self._describe(self._order[i]))
+            n = self._known[i]
+            if keep(n):
+                out.append(n)
+            i += 1
+        return out
+
+    @property
+    def described(self) -> int:
+        """How many kernels have been classified so far."""
+        return len(self._known)
 
 
 @dataclass(frozen=True)
@@ -103,26 +144,25 @@ def byte_reduction_levers(
     kv_dtype: str | None,
     alternatives: list[tuple[str, float]],
     chosen_label: str | None,
-    neighbours: list[Neighbour],
+    neighbours: Neighbours | Iterable[Neighbour],
 ) -> list[str]:
     """Levers that make this saturated kernel move fewer bytes for the same work (spec §7.1)."""
     levers: list[str] = []
+    if not isinstance(neighbours, Neighbours):
+        neighbours = Neighbours.of(neighbours)
     adjacent = ADJACENT_OPS.get(op_class, ())
-    prologue_epilogue = [
-        n for n in neighbours
-        if n.short_name != short_name and n.op_class == "elementwise" and n.op_subclass in adjacent
-    ]
-    prologue_epilogue.sort(key=lambda n: (-n.pct_gpu_time, n.short_name))
     if op_class in ADJACENT_OPS:
-        for n in prologue_epilogue[:2]:
+        prologue_epilogue = neighbours.biggest(
+            lambda n: (n.short_name != short_name and n.op_class == "elementwise"
+                       and n.op_subclass in adjacent), 2)
+        for n in prologue_epilogue:
             levers.append(
                 f"fuse `{n.short_name}` ({n.op_subclass}, {n.pct_gpu_time:.2f}% GPU) into this "
                 "kernel's prologue/epilogue: removes an activation round-trip and that kernel's "
                 "own launches"
             )
     elif op_class == "elementwise":
-        hosts = [n for n in neighbours if n.op_class in ("gemm", "moe", "attn")]
-        hosts.sort(key=lambda n: (-n.pct_gpu_time, n.short_name))
+        hosts = neighbours.biggest(lambda n: n.op_class in ("gemm", "moe", "attn"), 1)
         if hosts:
             levers.append(
                 f"fuse this kernel into `{hosts[0].short_name}` ({hosts[0].pct_gpu_time:.2f}% "
