@@ -7,7 +7,9 @@ inputs it was computed from, and re-analysed only when that fingerprint changes.
 
 A file's fingerprint is its size and mtime, plus its content hash when it is small (so a
 change within one mtime tick is still seen), or its ctime and inode when it is large. The mtime
-counts even for hashed files: whether a stored artifact is current is judged by mtimes. A round's fingerprint covers everything its analysis may read:
+counts even for hashed files: whether a stored artifact is current is judged by mtimes.
+
+A round's fingerprint covers everything its analysis may read:
 
 * every file under the round directory (Top-N, stored artifact, serving metrics, ``counters/``);
 * the places discovery looks for ``env_report.json`` and ``config.json`` (the round directory
@@ -31,11 +33,12 @@ from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from roofline_tui.core.rounds.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
+
 SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
 WALK_MAX_ENTRIES = 4096         # files and directories looked at per walked tree
 WALK_MAX_DEPTH = 6
-PARENT_LEVELS = 3               # how far up discovery looks for env_report.json (core.round)
-DISCOVERED_NAMES = ("env_report.json", "config.json")
+DISCOVERED_NAMES = (ENV_NAME, CONFIG_NAME)
 
 Fingerprint = tuple[Hashable, ...]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from roofline_tui.core.artifact import Route
 from roofline_tui.core.metrics import E2E_NOISE_PCT
 
 LEVER_CONSTRAINT = (
@@ -72,7 +73,7 @@ class Neighbours:
 
 @dataclass(frozen=True)
 class RouteDecision:
-    route: str
+    route: Route
     reason: str
 
 

@@ -25,9 +25,9 @@ from roofline_tui.core.chart import (
     HEADROOM_COLOURS,
     ChartModel,
     build_chart,
-    human,
 )
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.units import rate as human
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_plot import RooflinePlot
