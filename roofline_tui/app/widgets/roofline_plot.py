@@ -16,8 +16,9 @@ from roofline_tui.app.widgets.roofline_chart import (
     SIZE_MARKERS,
     SUSPECT_MARKER,
 )
-from roofline_tui.core.chart import ChartModel, ChartPoint, Roof, human
+from roofline_tui.core.chart import ChartModel, ChartPoint, Roof
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.units import rate as human
 
 ROOF_RGB = (31, 119, 180)
 TARGET_RGB = (23, 190, 207)
