@@ -3,6 +3,7 @@
 * :mod:`.layout` — the one round-directory rule: file names, discovery, order, labels;
 * :mod:`.analysis` — one round: load its inputs, analyse, write the artifact;
 * :mod:`.snapshot` — one round loaded for comparison (stored artifact reused when current);
+* :mod:`.fingerprint` — a round's inputs fingerprinted, and the per-round cache keyed by them;
 * :mod:`.compare` — rounds compared: movement, predicted vs actual, contradictions;
 * :mod:`.annotate` — round-over-round fields in one round's artifact, and
   :func:`analyze_round_with_history`, what ``roofline analyze`` and the dashboard show;

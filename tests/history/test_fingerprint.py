@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from roofline_tui.core import fingerprint as fp
-from roofline_tui.core.fingerprint import RoundCache, file_fingerprint, round_fingerprint
+from roofline_tui.core.rounds import fingerprint as fp
+from roofline_tui.core.rounds.fingerprint import RoundCache, file_fingerprint, round_fingerprint
 
 
 def _eval_dir(tmp_path: Path) -> Path:
