@@ -127,6 +127,14 @@ def test_graph_capture_warns_launches_far_outnumber_kernels(cli, tmp_path: Path)
     topn, _problems, _inc = load_topn(tmp_path / "r" / "profile_topN.json")
     assert topn is not None and topn.graph_replay is not None
     assert topn.graph_replay.launch_calls == 60 and "misses" in (topn.graph_replay.warning or "")
+    # analyze carries it into the artifact's typed field (the dashboard's) and its markdown
+    run = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(tmp_path / "r")],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert run.returncode == 0, run.stderr
+    art = json.loads((tmp_path / "r" / "profile_roofline.json").read_text())
+    assert art["graph_replay"]["kernel_events"] == 10
+    assert art["graph_replay"]["warning"].startswith("graph replay: 60 kernel launch calls")
+    assert "**Graph replay**" in (tmp_path / "r" / "profile_roofline.md").read_text()
 
 
 def test_graph_launch_replayed_kernels_name_why_they_have_no_shapes() -> None:
