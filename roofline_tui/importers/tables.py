@@ -235,7 +235,40 @@ def _rocprof_csv(path: Path) -> _Read:
         out.rows.append(_Row(device, name, float(dur)))
     out.skipped = skipped.total()
     out.notes = skipped.notes(pname)
+    if any(h.strip().upper().startswith(("SQ_", "TCC_", "TCP_", "GRBM_")) for h in head):
+        out.notes.append(f"{pname}: kernel times from a counter-collection run (dispatches "
+                         "serialised, counters on): prefer a --kernel-trace run's times")
+    out.device = device_beside(path)
     return out
+
+
+def device_beside(path: Path) -> DeviceInfo | None:
+    """The GPU named by a rocprof-compute ``sysinfo.csv`` or a rocprofv3 ``*agent_info.csv``
+    in the same directory as ``path``."""
+    try:
+        side = sorted(Path(path).parent.glob("*sysinfo*.csv")) + \
+            sorted(Path(path).parent.glob("*agent_info*.csv"))
+    except OSError:
+        return None
+    for s in side[:4]:
+        try:
+            rows = list(csv.reader(io.StringIO(_read_text(s))))
+        except ImportProblem:
+            continue
+        if len(rows) < 2:
+            continue
+        head = [h.strip().lower() for h in rows[0]]
+        if "gpu_arch" in head:
+            r = dict(zip(head, rows[1], strict=False))
+            return identify(r.get("gpu_model") or None, {}, arch_hint=r.get("gpu_arch"),
+                            source=f"{s.name} gpu_arch/gpu_model")
+        if "agent_type" in head and "name" in head:
+            for r in (dict(zip(head, row, strict=False)) for row in rows[1:]):
+                if r.get("agent_type", "").strip().upper() == "GPU":
+                    return identify(r.get("product_name") or None, {},
+                                    arch_hint=r.get("name"),
+                                    source=f"{s.name} (node {r.get('node_id', '?')})")
+    return None
 
 
 def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:

@@ -414,3 +414,10 @@ def test_rocpd_schema_is_checked(tmp_path: Path) -> None:
     db = _rocpd(tmp_path / "odd.db", "CREATE TABLE kernels (foo TEXT)")
     with pytest.raises(ImportProblem, match="lacks the expected columns"):
         import_rocprofv3([db])
+
+
+def test_pmc_perf_times_name_the_device_beside_them() -> None:
+    """rocprof-compute ``sysinfo.csv`` next to the file names the arch (gfx950 on MI350)."""
+    res = import_rocprofv3([F / "vcopy_MI350" / "pmc_perf.csv"])
+    assert res.device_info is not None and res.device_info.arch == "gfx950"
+    assert any("counter-collection run" in n for n in res.doc["notes"])
