@@ -27,6 +27,7 @@ from roofline_tui.core.artifact import (
     Stage,
     WorkloadInfo,
     is_bound_type,
+    rounded,
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
@@ -204,10 +205,6 @@ def logical_unit(
         f"one launch per logical {kind} assumed: {lps:g} launches/step over {layers} layers "
         f"is not a whole multiple"
     )
-
-
-def _round_pct(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
 
 
 # --------------------------------------------------------------------------- per entry
@@ -557,8 +554,8 @@ def _roofline(
     e.flops_est = m.flops_est
     e.achieved_bw_bytes_s = m.achieved_bw_bytes_s
     e.achieved_flops = m.achieved_flops
-    e.hbm_util = _round_pct(m.hbm_util)
-    e.compute_util = _round_pct(m.compute_util)
+    e.hbm_util = rounded(m.hbm_util, 4)
+    e.compute_util = rounded(m.compute_util, 4)
     e.arithmetic_intensity = m.arithmetic_intensity
     e.ridge_point = m.ridge_point
     e.roof_axis = m.roof_axis
@@ -593,7 +590,7 @@ def _roofline(
             "settle it."
         )
     else:
-        e.roofline_pct = _round_pct(m.roofline_pct_raw)
+        e.roofline_pct = rounded(m.roofline_pct_raw, 4)
         if m.dispatch_bound:
             e.dispatch_bound = True
             no_verdict = (

@@ -436,6 +436,12 @@ class Artifact(Record):
         return {e.short_name: e for e in self.entries}
 
 
+def rounded(x: float | None, digits: int) -> float | None:
+    """A stored figure rounded to ``digits`` decimals (fractions to 4, percentages to 2);
+    ``None`` stays ``None``."""
+    return None if x is None else round(x, digits)
+
+
 def _round_floats(value: Any) -> Any:
     """Stable rounding (7 significant digits) so output is byte-identical and diffable; a NaN
     or infinity (not JSON) becomes ``null``."""
