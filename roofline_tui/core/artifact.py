@@ -292,7 +292,7 @@ class PredictedVsActual(Record):
     pair_id: str
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     op_class: str | None = None
     round_before: str | int
     round_after: str | int
@@ -302,7 +302,7 @@ class PredictedVsActual(Record):
     isolated_noise: bool
     predicted_speedup: float | None = None  # earlier round's attainable_speedup
     predicted_e2e_gain_pct: float | None = None
-    headroom_class_before: str | None = None
+    headroom_class_before: HeadroomClass | None = None
     target_eff_before: float | None = None
     roofline_pct_before: float | None = None
     roofline_pct_after: float | None = None  # achieved fraction of roof after the change
@@ -358,7 +358,7 @@ class MovementRow(Record):
     """One kernel in the movement table: its per-launch time and share against earlier rounds."""
 
     short_name: str
-    regime: str
+    regime: Regime
     t_ms: float | None = None
     delta_t_pct_vs_prev: float | None = None
     delta_t_pct_vs_baseline: float | None = None

@@ -32,7 +32,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions
-from roofline_tui.core.artifact import Artifact, E2EVerdict, IsolatedVerdict, PredictedVsActual
+from roofline_tui.core.artifact import (
+    Artifact,
+    E2EVerdict,
+    IsolatedVerdict,
+    PredictedVsActual,
+    Regime,
+)
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundSources
 from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME, round_dirs, round_label
@@ -44,7 +50,7 @@ class Movement(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     ref_round: str | int
     t_ms_ref: float | None = None
     t_ms: float | None = None

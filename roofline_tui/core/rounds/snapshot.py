@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.artifact import Artifact, Entry, HeadroomClass, Regime
 from roofline_tui.core.coerce import number
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round, load_stored_artifact
@@ -64,7 +64,7 @@ class KernelObs(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     t_ms: float | None = None
     t_ms_source: str = ""
     pct_gpu_time: float | None = None
@@ -75,10 +75,10 @@ class KernelObs(BaseModel):
     target_eff: float | None = None
     attainable_speedup: float | None = None
     expected_e2e_gain_pct: float | None = None
-    headroom_class: str | None = None
+    headroom_class: HeadroomClass | None = None
 
     @property
-    def key(self) -> tuple[str, str]:
+    def key(self) -> tuple[str, Regime]:
         return (self.name, self.regime)
 
 
