@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roofline_tui.core import metrics as M
-from roofline_tui.core.artifact import DOCTRINE, Alternative, Artifact, Degraded, Entry, PeaksInfo
+from roofline_tui.core.artifact import DOCTRINE, Artifact, Degraded, Entry, PeaksInfo
 from roofline_tui.core.classify import classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.inputs import REGIMES, EnvReport, TopN, TopNEntry, Workload
@@ -20,12 +20,17 @@ from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
     Candidate,
+    LeverContext,
+    Neighbour,
     OpContext,
     OpEstimate,
     OpModelUnavailable,
+    byte_reduction_levers,
+    choose_candidate,
+    prior_for,
 )
 from roofline_tui.core.peaks import Peaks, peak_flops_for
-from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
+from roofline_tui.core.routing import route_entry
 from roofline_tui.core.textsafe import printable
 
 DEFAULT_HEAD_THRESHOLD_PCT = 5.0
@@ -214,12 +219,12 @@ class _Shared:
     refinements: Any
 
 
-def _target_eff(op_class: str, options: AnalyzeOptions) -> tuple[float, str]:
-    if op_class in options.target_eff_overrides:
+def _target_eff(op_class: str, est: OpEstimate, options: AnalyzeOptions) -> tuple[float, str]:
+    prior = prior_for(op_class, est)
+    if prior.key in options.target_eff_overrides:
         src = options.target_eff_source or "calibrated priors"
-        return options.target_eff_overrides[op_class], f"calibrated prior from {src}"
-    module = MODELS[op_class]
-    return float(module.TARGET_EFF), str(module.TARGET_EFF_WHY)
+        return options.target_eff_overrides[prior.key], f"calibrated prior from {src}"
+    return prior.value, prior.why
 
 
 def _base_entry(head: TopNEntry, regime: str, cls_op: str, sub: str | None) -> dict[str, Any]:
@@ -248,29 +253,13 @@ def _base_entry(head: TopNEntry, regime: str, cls_op: str, sub: str | None) -> d
     }
 
 
-def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> list[Alternative]:
-    """Spec §4 feasibility rule: the largest candidate with ``bytes ≤ peak_bw × t`` is chosen;
-    when none is feasible, the smallest (the least wrong) is shown and L3 will flag it."""
-    alts = []
-    for c in est.candidates:
-        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 else None
-        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
-                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
-                                note=c.note))
-    feasible = [a for a in alts if a.feasible]
-    pick = max(feasible, key=lambda a: a.bytes_est) if feasible else min(
-        alts, key=lambda a: a.bytes_est)
-    pick.chosen = True
-    return alts
-
-
 def fold_cases(
     cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
     sh: _Shared,
 ) -> tuple[OpEstimate, list[dict[str, Any]]]:
     """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
     axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
-    module = MODELS[op_class]
+    model = MODELS[op_class]
     peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -285,15 +274,14 @@ def fold_cases(
             tokens_source="captured case M" if case.m else ctx.tokens_source,
         )
         try:
-            est = module.estimate(cctx)
+            est = model.estimate(cctx)
         except OpModelUnavailable as exc:
             skipped.append(str(exc))
             continue
         first = first or est
         n, _ = logical_unit(est, op_class, lps, sh.model)
         t_unit = case.latency_ms / 1000.0 if case.latency_ms else t_launch_s * n
-        alts = choose_candidate(est, peak_bw, t_unit)
-        pick = next(a for a in alts if a.chosen)
+        pick = choose_candidate(est, peak_bw, t_unit).chosen
         peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
         ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
         ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
@@ -341,7 +329,8 @@ def fold_cases(
 def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     """Analyse one head; returns the entry and a degrade reason when it has no model (L2)."""
     regime, regime_why = pick_regime(head, sh.topn)
-    cls = classify(head.name, head.classification, head.shapes)
+    cls = classify(head.name, head.classification, head.shapes,
+                   has_experts=_has_experts(sh.model))
     data = _base_entry(head, regime, cls.op_class, cls.op_subclass)
     notes: list[str] = [f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."]
     notes += [f"Input: {n}." for n in head.input_notes]
@@ -396,7 +385,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     except OpModelUnavailable as exc:
         return degrade(str(exc))
     n_launch, unit = logical_unit(est, cls.op_class, lps, sh.model)
-    target_eff, target_why = _target_eff(cls.op_class, sh.options)
+    target_eff, target_why = _target_eff(cls.op_class, est, sh.options)
     data.update(
         modeled=True,
         model=est.model,
@@ -429,9 +418,8 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     data["peak_flops_dtype"] = flops_dtype
 
     # Feasibility rule (spec §4): the largest candidate that stays under peak bandwidth.
-    alts = choose_candidate(est, peak_bw, t_unit_s)
-    chosen = next(a for a in alts if a.chosen)
-    feasible = any(a.feasible for a in alts)
+    choice = choose_candidate(est, peak_bw, t_unit_s)
+    alts, chosen = choice.alternatives, choice.chosen
     bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
     if len(alts) > 1:
         data["alternatives"] = [a.model_dump() for a in alts]
@@ -440,9 +428,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
             f"{' (infeasible)' if not a.feasible else ''}"
             for a in alts
         )
-        why = ("largest feasible candidate" if feasible
-               else "every candidate is infeasible; the smallest is shown")
-        notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
+        notes.append(f"Candidates: {desc}; used {chosen.label} ({choice.why}).")
     measurement = refine.measurement if refine is not None else None
     if refine is not None:
         mx = refine.measured(n_launch, bytes_est)
@@ -569,16 +555,15 @@ def _finish(
     )
     data["route"], data["route_reason"] = decision.route, decision.reason
     if data["headroom_class"] == "saturated":
-        data["byte_reduction_levers"] = byte_reduction_levers(
+        data["byte_reduction_levers"] = byte_reduction_levers(data["op_class"], LeverContext(
             short_name=head.short_name,
-            op_class=data["op_class"],
             bound_type=data["bound_type"],
             weight_dtype=sh.weight_dtype,
             kv_dtype=sh.kv_dtype,
             alternatives=alternatives or [],
             chosen_label=chosen_label,
             neighbours=sh.neighbours,
-        )
+        ))
     return Entry(**data)
 
 
@@ -609,10 +594,14 @@ def _dtypes(model: ModelShape | None, env: EnvReport | None) -> tuple[str, str, 
     return w, a, kv, notes
 
 
-def _neighbours(topn: TopN) -> list[Neighbour]:
+def _has_experts(model: ModelShape | None) -> bool:
+    return model is not None and bool(model.num_experts)
+
+
+def _neighbours(topn: TopN, model: ModelShape | None) -> list[Neighbour]:
     out = []
     for e in topn.entries:
-        c = classify(e.name, e.classification, e.shapes)
+        c = classify(e.name, e.classification, e.shapes, has_experts=_has_experts(model))
         out.append(Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time))
     return out
 
@@ -649,7 +638,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     w, a, kv, dtype_notes = _dtypes(inputs.model, env)
     sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=workload,
                  weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
-                 options=options, neighbours=_neighbours(topn), refinements=inputs.refinements)
+                 options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements)
     heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
     entries: list[Entry] = []
     degraded: list[Degraded] = []

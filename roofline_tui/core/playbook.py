@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from roofline_tui.core.history import PredictedVsActual, RoundHistory
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
-from roofline_tui.core.opmodels import MODELS
+from roofline_tui.core.opmodels import MODELS, PRIOR_KEYS, prior_for
 from roofline_tui.core.store import atomic_write_text
 from roofline_tui.core.textsafe import md_cell, printable
 
@@ -80,8 +80,9 @@ class AppendResult(BaseModel):
 def _prior_for(p: PredictedVsActual) -> float | None:
     if p.target_eff_before is not None:
         return p.target_eff_before
-    module = MODELS.get(p.op_class or "")
-    return float(module.TARGET_EFF) if module is not None else None
+    if p.op_class not in MODELS:
+        return None
+    return prior_for(p.op_class).value
 
 
 def calibration_observations(pairs: list[PredictedVsActual]) -> list[PredictedVsActual]:
@@ -164,8 +165,8 @@ def load_priors(path: Path) -> tuple[dict[str, float], str]:
         raise PriorsError(f"{path.name}: no target_eff values")
     out: dict[str, float] = {}
     for op_class, v in values.items():
-        if op_class not in MODELS:
-            known = ", ".join(sorted(MODELS))
+        if op_class not in PRIOR_KEYS:
+            known = ", ".join(sorted(PRIOR_KEYS))
             raise PriorsError(f"{path.name}: unknown op class {printable(op_class, limit=40)} "
                               f"(known: {known})")
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < float(v) <= 1.0:
