@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline_tui.core.artifact import BoundType, HeadroomClass, RoofAxis
+
 UTIL_BOUND_THRESHOLD = 0.60      # both utils below this → latency-bound (spec §3 step 5)
 LAUNCH_OVERHEAD_S = 5e-6         # launch-overhead scale (spec §3 step 6)
 DISPATCH_FACTOR = 2.0            # a launch within 2× the overhead is timed by dispatch
@@ -32,12 +34,12 @@ class RooflineMetrics:
     compute_util: float | None       # None when no usable compute peak
     arithmetic_intensity: float | None
     ridge_point: float | None
-    roof_axis: str                   # memory | compute
+    roof_axis: RoofAxis
     roofline_pct_raw: float
     suspect: bool
     suspect_reason: str | None
     dispatch_bound: bool
-    bound_type: str
+    bound_type: BoundType
     bytes_upper_bound: float
 
 
@@ -56,7 +58,7 @@ def compute_metrics(
     compute_util = achieved_flops / peak_flops if peak_flops else None
     ai = flops_est / bytes_est if bytes_est > 0 else None
     ridge = peak_flops / peak_bw if peak_flops else None
-    roof_axis = "compute" if (ai is not None and ridge is not None and ai > ridge) else "memory"
+    roof_axis: RoofAxis = "compute" if (ai is not None and ridge is not None and ai > ridge) else "memory"
     raw = compute_util if roof_axis == "compute" and compute_util is not None else hbm_util
     suspect_reason = None
     if bytes_est <= 0:
@@ -70,7 +72,7 @@ def compute_metrics(
         suspect_reason = f"{roof_axis} roofline {raw:.2g} < {SANE_LOW}: the model under-counts"
     low_utils = hbm_util < UTIL_BOUND_THRESHOLD and (compute_util or 0.0) < UTIL_BOUND_THRESHOLD
     dispatch_bound = t_launch_s <= DISPATCH_FLOOR_S and low_utils
-    bound_type = "latency" if low_utils else roof_axis
+    bound_type: BoundType = "latency" if low_utils else roof_axis
     return RooflineMetrics(
         bytes_est=bytes_est,
         flops_est=flops_est,
@@ -103,7 +105,7 @@ class Speedup:
     launch_floor: float | None   # max(1, t_launch / launch overhead); None when t is unknown
     basis: str                   # which bound applied
     note: str
-    model_caution: bool          # still above MODEL_CAUTION_SPEEDUP
+    model_caution: str | None    # why, when still above MODEL_CAUTION_SPEEDUP
 
 
 def bounded_speedup(target_eff: float, roofline_pct: float, t_launch_s: float | None,
@@ -128,10 +130,11 @@ def bounded_speedup(target_eff: float, roofline_pct: float, t_launch_s: float | 
         basis = "target_eff/roofline_pct"
         note = (f"Speedup bounded by target_eff/roofline_pct = {formula:.2f}×"
                 + (f" (the launch floor allows {floor:.2f}×)." if floor is not None else "."))
-    caution = value > MODEL_CAUTION_SPEEDUP
-    if caution:
-        note += (f" Model caution: {value:.1f}× is above {MODEL_CAUTION_SPEEDUP:g}×; the "
-                 "byte/FLOP model is more likely wrong than the kernel is that slow.")
+    caution = None
+    if value > MODEL_CAUTION_SPEEDUP:
+        caution = (f"attainable speedup {value:.1f}× is above {MODEL_CAUTION_SPEEDUP:g}×: the "
+                   "byte/FLOP model is more likely wrong than the kernel is that slow")
+        note += f" Model caution: {caution}."
     return Speedup(value=value, roofline_formula=formula, launch_floor=floor, basis=basis,
                    note=note, model_caution=caution)
 
@@ -140,7 +143,7 @@ def expected_e2e_gain_pct(pct_gpu_time: float, speedup: float) -> float:
     return pct_gpu_time * (1.0 - 1.0 / speedup)
 
 
-def headroom_band(roofline_pct: float, target_eff: float) -> str:
+def headroom_band(roofline_pct: float, target_eff: float) -> HeadroomClass:
     """Banded against target_eff, not the raw roof (spec §3 step 6). Pass the unrounded ratio:
     0.809962 against a 0.90 target is moderate (< 0.81), whatever it displays as."""
     if roofline_pct >= SATURATED_BAND * target_eff:

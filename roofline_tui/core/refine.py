@@ -17,6 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core.artifact import (
+    BytesBasis,
+    Confidence,
+    CorroborationRow,
+    CorroborationVerdict,
+    MeasurementBasis,
+    Stage,
+)
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.measured import (
     CapturedShapes,
@@ -47,19 +55,9 @@ IDLE_PCT = 30.0                              # a unit this idle cannot be what b
 class MeasuredAxes:
     bytes_unit: float | None
     flops_unit: float | None
-    basis: str            # counters | mixed | model
+    basis: MeasurementBasis
     notes: list[str]
-    bytes_basis: str | None = None   # "reads+writes" | "reads only" (FETCH_SIZE without WRITE_SIZE)
-
-
-@dataclass(frozen=True)
-class Corroboration:
-    """What one corroborating counter says about the bound type the roofline chose."""
-
-    counter: str
-    value: float
-    verdict: str          # supports | contradicts | neutral
-    explanation: str
+    bytes_basis: BytesBasis | None = None  # set when counters measured the bytes
 
 
 def _reads_only(m: KernelMeasurement) -> bool:
@@ -67,7 +65,7 @@ def _reads_only(m: KernelMeasurement) -> bool:
             and "WRITE_SIZE" in m.missing)
 
 
-def corroborate(bound_type: str, counters: dict[str, float]) -> list[Corroboration]:
+def corroborate(bound_type: str, counters: dict[str, float]) -> list[CorroborationRow]:
     """Compare the roofline's ``bound_type`` with the counters that can confirm it.
 
     * memory-bound: DRAM throughput % (ncu) or MemUnitStalled (AMD) high supports it; DRAM
@@ -85,10 +83,11 @@ def corroborate(bound_type: str, counters: dict[str, float]) -> list[Corroborati
 
     mem = pick("DramThroughputPct", "MemUnitStalled", "MemUnitBusy", "MemoryThroughputPct")
     comp = pick("MfmaUtil", "SmThroughputPct", "VALUUtilization")
-    out: list[Corroboration] = []
+    out: list[CorroborationRow] = []
 
-    def add(c: tuple[str, float], verdict: str, why: str) -> None:
-        out.append(Corroboration(c[0], c[1], verdict, f"{c[0]} {c[1]:.0f}% {why}"))
+    def add(c: tuple[str, float], verdict: CorroborationVerdict, why: str) -> None:
+        out.append(CorroborationRow(counter=c[0], value=c[1], verdict=verdict,
+                                    explanation=f"{c[0]} {c[1]:.0f}% {why}"))
 
     if bound_type == "memory":
         if mem is not None:
@@ -142,7 +141,7 @@ class KernelRefinement:
         )
 
     @property
-    def stage(self) -> str:
+    def stage(self) -> Stage:
         if self.usable_measurement:
             return "C"
         if self.captured is not None and self.captured.cases:
@@ -194,7 +193,7 @@ class KernelRefinement:
         b = m.bytes_per_dispatch * n_launch if m.bytes_per_dispatch is not None else None
         f = m.flops_per_dispatch * n_launch if m.flops_per_dispatch is not None else None
         src = f"{m.source} ({Path(m.path).name}, {m.dispatches} dispatches)"
-        bytes_basis = "reads+writes" if b is not None else None
+        bytes_basis: BytesBasis | None = "reads+writes" if b is not None else None
         if b is None and _reads_only(m) and m.read_bytes_per_dispatch is not None:
             b = m.read_bytes_per_dispatch * n_launch
             bytes_basis = "reads only"
@@ -209,7 +208,7 @@ class KernelRefinement:
                     "stands"
                 )
             return MeasuredAxes(None, None, "model", notes)
-        basis = "counters" if (b is not None and f is not None) else "mixed"
+        basis: MeasurementBasis = "counters" if (b is not None and f is not None) else "mixed"
         what = " and ".join(x for x, v in (("bytes", b), ("FLOPs", f)) if v is not None)
         notes.append(
             f"Stage C: measured {what} from {src} replace the model on "
@@ -229,7 +228,7 @@ class KernelRefinement:
             notes.append(f"Missing counters: {', '.join(m.missing)}.")
         return MeasuredAxes(b, f, basis, notes, bytes_basis)
 
-    def confidence(self, roof_axis: str | None) -> str:
+    def confidence(self, roof_axis: str | None) -> Confidence:
         m = self.measurement
         if m is not None and self.usable_measurement:
             if m.roofline_pct is not None and m.bytes_per_dispatch is None:

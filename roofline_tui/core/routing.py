@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline_tui.core.artifact import Route
 from roofline_tui.core.metrics import E2E_NOISE_PCT
 
 
 @dataclass(frozen=True)
 class RouteDecision:
-    route: str
+    route: Route
     reason: str
 
 

@@ -34,7 +34,7 @@ def test_model_caution_above_ten() -> None:
     """0.90 / 0.05 = 18× with a 500 µs launch (floor 100×): still 18× → model_caution."""
     s = M.bounded_speedup(0.90, 0.05, 500e-6)
     assert s.value == pytest.approx(18.0) and s.model_caution
-    assert "Model caution" in s.note
+    assert "18.0× is above 10×" in s.model_caution and "Model caution" in s.note
     assert not M.bounded_speedup(0.90, 0.09, 500e-6).model_caution  # exactly 10× is not above
 
 

@@ -29,7 +29,7 @@ from roofline_tui.core.opmodels import (
     prior_for,
 )
 from roofline_tui.core.opmodels.moe import ALL_EXPERTS, EXPERTS_HIT, experts_hit
-from roofline_tui.core.playbook import PriorsError, load_priors
+from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
 QWEN3_30B_A3B = {
     "model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
