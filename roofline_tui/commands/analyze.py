@@ -139,7 +139,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
 
-    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
     p = artifact.peaks
     title = Text(
         f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
