@@ -254,6 +254,8 @@ def compare_rounds(a: RoundSnapshot, b: RoundSnapshot) -> RoundStep:
             contradiction=verdict == "contradiction",
             contradiction_detail=text if verdict == "contradiction" else None,
             verdict=verdict, verdict_text=text)
+        if k0.prior:
+            pv.prior = k0.prior
         pairs.append(pv)
     real = [p for p in pairs if not p.isolated_noise]
     for p in pairs:

@@ -70,6 +70,7 @@ class KernelObs(BaseModel):
     pct_gpu_time: float | None = None
     is_head: bool = False
     op_class: str | None = None
+    prior: str | None = None  # the target_eff prior key when not the op class (attn_prefill)
     roofline_pct: float | None = None
     suspect: bool = False
     target_eff: float | None = None
@@ -211,7 +212,7 @@ def _obs_from_entry(e: Entry) -> KernelObs:
     return KernelObs(
         name=e.name, short_name=e.short_name, regime=e.regime or "decode", t_ms=e.t_ms,
         t_ms_source="artifact", pct_gpu_time=e.pct_gpu_time, is_head=True, op_class=e.op_class,
-        roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
+        prior=e.prior, roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
         attainable_speedup=e.attainable_speedup, expected_e2e_gain_pct=e.expected_e2e_gain_pct,
         headroom_class=e.headroom_class,
     )
