@@ -183,7 +183,7 @@ def test_host_copy_without_a_known_link_has_no_verdict(tmp_path: Path) -> None:
         kernel("Memcpy DtoH (Device -> Pinned)", pct=20.0, t_ms=1.2,
                shapes=[[[32 * 1024 * 1024]]], dtypes=["bf16"]),
     ], gfx="gfx1151", config=LLAMA_8B)
-    from roofline_tui.core.rounds import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
     c = run(rd, RoundSources(peaks=peaks)).entries[0]
     assert c.headroom_class == "unknown" and c.roofline_pct is None
@@ -267,7 +267,7 @@ def test_reads_only_counters(worked_example: Path, tmp_path: Path) -> None:
     lines = [x for x in COUNTERS.read_text().splitlines() if "WRITE_SIZE" not in x]
     f = tmp_path / "counter_collection.csv"
     f.write_text("\n".join(lines) + "\n")
-    from roofline_tui.core.rounds import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
     moe = entry(run(worked_example, RoundSources(counters=[f])), "fused_moe_kernel")
     assert moe.bytes_basis == "reads only"
@@ -281,7 +281,7 @@ def test_corroborating_counters_are_shown(worked_example: Path) -> None:
     """The worked example's MoE counters: MemUnitStalled 55.2 and 52.9 % → mean 54.05 %, for a
     memory-bound kernel between the 30 % (contradicts) and 60 % (supports) marks: neutral.
     MfmaUtil is not busy (< 60 %), so it does not contradict memory-bound either."""
-    from roofline_tui.core.rounds import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
     moe = entry(run(worked_example, RoundSources(counters=[COUNTERS])), "fused_moe_kernel")
     assert moe.bound_type == "memory"
