@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 
 from roofline_tui.core.classify import classify
-from roofline_tui.core.routing import Neighbour, Neighbours, byte_reduction_levers
+from roofline_tui.core.opmodels import LeverContext, Neighbour, Neighbours, byte_reduction_levers
 
 
 @dataclass
@@ -32,11 +32,10 @@ def _long_topn(n: int) -> list[K]:
     return out
 
 
-def _levers(op_class: str, neighbours: object) -> list[str]:
-    return byte_reduction_levers(short_name="fused_moe_kernel", op_class=op_class,
-                                 bound_type="memory", weight_dtype="bf16", kv_dtype="bf16",
-                                 alternatives=[], chosen_label=None,
-                                 neighbours=neighbours)  # type: ignore[arg-type]
+def _levers(op_class: str, neighbours: Neighbours | list[Neighbour]) -> list[str]:
+    return byte_reduction_levers(op_class, LeverContext(
+        short_name="fused_moe_kernel", bound_type="memory", weight_dtype="bf16", kv_dtype="bf16",
+        alternatives=[], chosen_label=None, neighbours=neighbours))
 
 
 def test_lazy_levers_equal_the_fully_classified_ones_and_classify_few() -> None:

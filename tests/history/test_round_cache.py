@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.artifact import artifact_to_json
-from roofline_tui.core.rounds import analyze_round_with_history, write_artifact
 from roofline_tui.core.rounds import snapshot as snapshot_mod
+from roofline_tui.core.rounds.analysis import write_artifact
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
 from roofline_tui.core.rounds.fingerprint import RoundCache
 
 from .conftest import MOE, set_serving, speed_up

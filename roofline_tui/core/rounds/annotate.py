@@ -12,6 +12,7 @@ from roofline_tui.core.artifact import (
     MovementRow,
     RoundContext,
     RoundMovement,
+    rounded,
 )
 from roofline_tui.core.inputs import TopN
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
@@ -134,17 +135,17 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
         if mb is not None:
             e.baseline_round = base.label
             e.t_ms_baseline = mb.t_ms_ref
-            e.delta_t_pct_vs_baseline = _r(mb.delta_t_pct)
+            e.delta_t_pct_vs_baseline = rounded(mb.delta_t_pct, 2)
             if base.is_round0:
                 e.t_ms_round0 = mb.t_ms_ref
-                e.delta_t_pct_vs_round0 = _r(mb.delta_t_pct)
+                e.delta_t_pct_vs_round0 = rounded(mb.delta_t_pct, 2)
                 e.pct_gpu_time_round0 = mb.pct_gpu_time_ref
                 e.delta_pct_gpu_time_pts_vs_round0 = _pts(mb)
         mv = moves.get(key)
         if mv is not None:
             e.prev_round = prev.label
             e.t_ms_prev = mv.t_ms_ref
-            e.delta_t_pct_vs_prev = _r(mv.delta_t_pct)
+            e.delta_t_pct_vs_prev = rounded(mv.delta_t_pct, 2)
             e.pct_gpu_time_prev = mv.pct_gpu_time_ref
             e.delta_pct_gpu_time_pts_vs_prev = _pts(mv)
         elif step.comparable:
@@ -155,7 +156,7 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
                 e.new_in_round = True
         p = pairs.get(key)
         if p is not None:
-            e.measured_speedup_vs_prev = _r(p.measured_speedup, 4)
+            e.measured_speedup_vs_prev = rounded(p.measured_speedup, 4)
             e.predicted_speedup_prev = p.predicted_speedup
             e.predicted_e2e_gain_pct_prev = p.predicted_e2e_gain_pct
             e.isolated_verdict = p.verdict
@@ -164,10 +165,6 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
                 e.contradiction_detail = p.contradiction_detail
                 e.notes = (e.notes or "") + f" Contradiction (spec §8.4): {p.contradiction_detail}."
     return artifact
-
-
-def _r(x: float | None, digits: int = 2) -> float | None:
-    return None if x is None else round(x, digits)
 
 
 def _pts(mv: Movement) -> float | None:

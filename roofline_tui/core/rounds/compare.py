@@ -32,7 +32,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions
-from roofline_tui.core.artifact import Artifact, E2EVerdict, IsolatedVerdict, PredictedVsActual
+from roofline_tui.core.artifact import (
+    Artifact,
+    E2EVerdict,
+    IsolatedVerdict,
+    PredictedVsActual,
+    Regime,
+)
 from roofline_tui.core.inputs import TopN
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundSources
@@ -52,7 +58,7 @@ class Movement(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     ref_round: str | int
     t_ms_ref: float | None = None
     t_ms: float | None = None
@@ -256,6 +262,8 @@ def compare_rounds(a: RoundSnapshot, b: RoundSnapshot) -> RoundStep:
             contradiction=verdict == "contradiction",
             contradiction_detail=text if verdict == "contradiction" else None,
             verdict=verdict, verdict_text=text)
+        if k0.prior:
+            pv.prior = k0.prior
         pairs.append(pv)
     real = [p for p in pairs if not p.isolated_noise]
     for p in pairs:

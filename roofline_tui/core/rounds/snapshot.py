@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.artifact import Artifact, Entry, HeadroomClass, Regime
 from roofline_tui.core.coerce import number
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round, load_stored_artifact
@@ -66,21 +66,22 @@ class KernelObs(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     t_ms: float | None = None
     t_ms_source: str = ""
     pct_gpu_time: float | None = None
     is_head: bool = False
     op_class: str | None = None
+    prior: str | None = None  # the target_eff prior key when not the op class (attn_prefill)
     roofline_pct: float | None = None
     suspect: bool = False
     target_eff: float | None = None
     attainable_speedup: float | None = None
     expected_e2e_gain_pct: float | None = None
-    headroom_class: str | None = None
+    headroom_class: HeadroomClass | None = None
 
     @property
-    def key(self) -> tuple[str, str]:
+    def key(self) -> tuple[str, Regime]:
         return (self.name, self.regime)
 
 
@@ -213,7 +214,7 @@ def _obs_from_entry(e: Entry) -> KernelObs:
     return KernelObs(
         name=e.name, short_name=e.short_name, regime=e.regime or "decode", t_ms=e.t_ms,
         t_ms_source="artifact", pct_gpu_time=e.pct_gpu_time, is_head=True, op_class=e.op_class,
-        roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
+        prior=e.prior, roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
         attainable_speedup=e.attainable_speedup, expected_e2e_gain_pct=e.expected_e2e_gain_pct,
         headroom_class=e.headroom_class,
     )
