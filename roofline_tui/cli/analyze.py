@@ -115,6 +115,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from roofline_tui.core.markdown import flags_of
     from roofline_tui.core.units import fixed as fmt_num
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
@@ -122,7 +123,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     def cell(value: object, limit: int | None = None) -> Text:
         return Text(shown(value, limit=limit))
 
-    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
     p = artifact.peaks
     title = cell(
         f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
@@ -132,7 +133,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     for col, justify in (("#", "right"), ("kernel", "left"), ("%gpu", "right"),
                          ("bound", "left"), ("roofline", "right"), ("speedup", "right"),
                          ("gain", "right"), ("headroom", "left"), ("route", "left"),
-                         ("gain rank", "right")):
+                         ("gain rank", "right"), ("flags", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
     for i, short in enumerate(artifact.ranking_by_pct, 1):
@@ -145,6 +146,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
             cell(e.bound_type), roof, fmt_num(e.attainable_speedup, 2, "×"),
             fmt_num(e.expected_e2e_gain_pct, 2, "%"), cell(e.headroom_class),
             cell(e.route or "–"), str(gain_rank.get(short, "–")),
+            cell(", ".join(f for f in flags_of(e) if f != "advisory") or "–"),
         )
     console.print(table)
     # plain print: rich would wrap a long path over several lines

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
-from ._util import csv_rows, mean, read_text, to_float
+from ._util import SQLITE_ROW_BUDGET, csv_rows, mean, open_sqlite_ro, read_text, to_float
 from .models import KernelMeasurement
 
 DEFAULT_FLOPS_PER_MOP = 512.0
@@ -154,7 +154,7 @@ def parse_rocpd(path: Path) -> ParsedFile:
     names from the ``kernels`` view when ``pmc_events`` lacks them."""
     out = ParsedFile(path=path, source="rocpd")
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con, budget = open_sqlite_ro(path)
     except sqlite3.Error as exc:
         out.problems.append(f"{path.name}: cannot open as SQLite ({exc})")
         return out
@@ -192,11 +192,20 @@ def parse_rocpd(path: Path) -> ParsedFile:
             dur = "NULL"
         sql = (
             f"SELECT {name_expr}, p.dispatch_id, p.counter_name, p.counter_value, {dur} "
-            f"FROM pmc_events p{join}"
+            f"FROM pmc_events p{join} LIMIT {SQLITE_ROW_BUDGET + 1}"
         )
         rows = con.execute(sql).fetchall()
+        if len(rows) > SQLITE_ROW_BUDGET:
+            out.problems.append(f"{path.name}: more than {SQLITE_ROW_BUDGET:,} counter rows; "
+                                "not read (row budget)")
+            return out
     except sqlite3.Error as exc:
-        out.problems.append(f"{path.name}: rocpd query failed ({exc})")
+        if budget.tripped:
+            out.problems.append(f"{path.name}: rocpd query stopped after its time budget "
+                                f"({budget.seconds:g} s): a view too costly to read "
+                                "(recursive or cross-joined?)")
+        else:
+            out.problems.append(f"{path.name}: rocpd query failed ({exc})")
         return out
     finally:
         con.close()
