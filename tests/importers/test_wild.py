@@ -421,3 +421,15 @@ def test_pmc_perf_times_name_the_device_beside_them() -> None:
     res = import_rocprofv3([F / "vcopy_MI350" / "pmc_perf.csv"])
     assert res.device_info is not None and res.device_info.arch == "gfx950"
     assert any("counter-collection run" in n for n in res.doc["notes"])
+
+
+def test_a_100k_digit_integer_is_one_bad_event(tmp_path: Path) -> None:
+    raw = {"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 7,
+         "args": {"device": 0}},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 1, "ts": 1, "dur": 8,
+         "args": {"device": 0}}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(raw).replace('"dur": 8', '"dur": ' + "9" * 100_000))
+    doc = import_torch(p, progress=False).doc
+    assert doc["num_kernel_launches"] == 1 and doc["total_gpu_time_ms"] == 0.007
