@@ -433,3 +433,19 @@ def test_a_100k_digit_integer_is_one_bad_event(tmp_path: Path) -> None:
     p.write_text(json.dumps(raw).replace('"dur": 8', '"dur": ' + "9" * 100_000))
     doc = import_torch(p, progress=False).doc
     assert doc["num_kernel_launches"] == 1 and doc["total_gpu_time_ms"] == 0.007
+
+
+def test_dashboard_degraded_pane_shows_the_graph_replay_warning() -> None:
+    from rich.console import Console
+
+    from roofline_tui.app.view import degraded_view
+    from roofline_tui.core.artifact import Artifact, GraphReplayInfo
+
+    art = Artifact(graph_replay=GraphReplayInfo(launch_calls=428, graph_launches=0,
+                                                kernel_events=7, warning="graph replay: 428 "
+                                                "kernel launch calls but only 7 GPU events"),
+                   profile_notes=["x.csv: 2 row(s) skipped: end before start"])
+    console = Console(width=120, record=True)
+    console.print(degraded_view(art))
+    text = console.export_text()
+    assert "profile (2)" in text and "428 kernel launch calls" in text and "2 row(s)" in text
