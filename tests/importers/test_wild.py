@@ -449,3 +449,17 @@ def test_dashboard_degraded_pane_shows_the_graph_replay_warning() -> None:
     console.print(degraded_view(art))
     text = console.export_text()
     assert "profile (2)" in text and "428 kernel launch calls" in text and "2 row(s)" in text
+
+
+def test_kernel_trace_names_the_device_from_agent_info_beside_it(tmp_path: Path) -> None:
+    """rocprofv3 writes ``<pid>_agent_info.csv`` next to the kernel trace; its GPU row
+    (``Name=gfx950``) names the arch. Built from two real files of the shared folder."""
+    real = Path("/work/shared/real-formats/rocprofv3")
+    trace = real / "rocm-systems_rocprof-compute_MI300A_vecCopy_kernel_trace.csv"
+    info = real / "hipkittens_gfx950_bank_test_agent_info.csv"
+    if not (trace.exists() and info.exists()):
+        pytest.skip("shared real-formats not present")
+    (tmp_path / "1_kernel_trace.csv").write_bytes(trace.read_bytes())
+    (tmp_path / "1_agent_info.csv").write_bytes(info.read_bytes())
+    res = import_rocprofv3([tmp_path / "1_kernel_trace.csv"])
+    assert res.device_info is not None and res.device_info.arch == "gfx950"
