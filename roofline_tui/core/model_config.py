@@ -10,15 +10,16 @@ Pure: no textual import, no I/O beyond :func:`load_model_config` reading one fil
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from roofline_tui.core.coerce import coerce_number
 from roofline_tui.core.dtypes import canonical_dtype, dtype_bytes
 from roofline_tui.core.store import ReadProblem, read_json
+from roofline_tui.core.textsafe import printable
 
 __all__ = [
     "ConfigProblem",
@@ -126,29 +127,22 @@ class ModelShape(BaseModel):
 
 
 def _count(value: Any) -> tuple[int | None, str | None]:
-    """A non-negative integer from a JSON value, or ``(None, why not)``.
+    """A non-negative integer from a JSON value through the one coercer, or ``(None, why not)``.
 
-    Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions and negative
-    numbers are not.
+    Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions, negative
+    and implausibly large numbers (above ``_MAX_SIZE``) are not.
     """
-    if isinstance(value, bool):
-        return None, f"{value!r} is a boolean, not a count"
-    if isinstance(value, int):
-        if value < 0:
-            return None, f"{value} is negative"
-        if value > _MAX_SIZE:
-            return None, f"{value} is implausibly large"
-        return value, None
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None, f"{value!r} is not a finite number"
-        if not value.is_integer():
-            return None, f"{value!r} is not a whole number"
-        return _count(int(value))
     if value is None:
         return None, "null"
-    shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
-    return None, f"{shown} is a {type(value).__name__}, not a number"
+    if isinstance(value, str):
+        return None, f"{printable(repr(value), limit=40)} is a str, not a number"
+    c = coerce_number(value, nonneg=True, text=False, max_abs=_MAX_SIZE)
+    if c.value is None:
+        why = (c.problem or "not a number").replace("is too large", "is implausibly large")
+        return None, printable(why, limit=80)
+    if not c.value.is_integer():
+        return None, f"{c.value!r} is not a whole number"
+    return int(c.value), None
 
 
 def _lookup(cfg: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
