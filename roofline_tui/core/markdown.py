@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry
-from roofline_tui.core.textsafe import md_cell
+from roofline_tui.core.textsafe import md_cell, printable
 
 
 def fmt_bytes(b: float | None) -> str:
@@ -65,7 +65,8 @@ def _peaks_line(a: Artifact) -> str:
     where = f"{a.gfx or 'unknown arch'}" + (f" ({product})" if product else "")
     line = (
         f"- **Peaks** {md_cell(where)}: HBM {fmt_rate(p.hbm_bw_bytes_s, 'B/s')}; "
-        f"{flops or 'no compute peaks'} — source `{p.source}`, confidence **{p.confidence}**"
+        f"{flops or 'no compute peaks'} — source `{md_cell(p.source)}`, confidence "
+        f"**{md_cell(p.confidence)}**"
     )
     if extra.get("citation"):
         line += f" ({md_cell(extra['citation'], limit=140)})"
@@ -78,16 +79,18 @@ def artifact_to_markdown(a: Artifact) -> str:
     extra: dict[str, Any] = a.model_extra or {}
     rnd = extra.get("round")
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
-    out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {a.stage})", ""]
+    out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {md_cell(a.stage)})",
+                      ""]
     out.append(_peaks_line(a))
-    confidences = sorted({e.confidence for e in a.entries}) or ["–"]
+    confidences = sorted({md_cell(e.confidence) for e in a.entries}) or ["–"]
     out.append(
-        f"- **Stage** {a.stage}; entry confidence: {', '.join(confidences)}"
+        f"- **Stage** {md_cell(a.stage)}; entry confidence: {', '.join(confidences)}"
         + (" — stage A is display-only: rank on pct_gpu_time" if a.stage == "A" else "")
     )
     wl = extra.get("workload") or {}
-    if wl:
-        out.append("- **Workload** " + ", ".join(f"{k}={v}" for k, v in sorted(wl.items())))
+    if isinstance(wl, dict) and wl:
+        out.append("- **Workload** " + ", ".join(md_cell(f"{k}={v}", limit=60)
+                                                  for k, v in sorted(wl.items(), key=lambda kv: str(kv[0]))))
     if extra.get("head_selection"):
         out.append(f"- **Scope** {md_cell(extra['head_selection'])}")
     if extra.get("target_eff_source"):
@@ -116,18 +119,18 @@ def artifact_to_markdown(a: Artifact) -> str:
                 md_cell(e.op_class),
                 fmt_num(e.pct_gpu_time, 2),
                 fmt_time_ms(e.t_ms),
-                f"{n_launch} launch{'es' if n_launch != 1 else ''}",
+                md_cell(f"{n_launch} launch{'es' if n_launch != 1 else ''}", limit=40),
                 fmt_bytes(e.bytes_est),
                 fmt_num(e.arithmetic_intensity, 1),
                 fmt_pct(e.hbm_util),
                 fmt_pct(e.compute_util, 1),
-                e.bound_type,
+                md_cell(e.bound_type),
                 fmt_pct(e.roofline_pct) + (" (raw " + fmt_pct(ex.get("roofline_pct_raw")) + ")"
                                            if e.suspect else ""),
                 fmt_num(e.target_eff, 2),
                 fmt_num(e.attainable_speedup, 2, "×"),
                 fmt_num(e.expected_e2e_gain_pct, 2, "%"),
-                e.headroom_class,
+                md_cell(e.headroom_class),
                 md_cell(ex.get("route", "–")),
                 ", ".join(flags_of(e)) or "–",
             ]) + " |"
@@ -147,7 +150,8 @@ def artifact_to_markdown(a: Artifact) -> str:
     movement = extra.get("movement")
     if movement:
         out += ["", "## Round-over-round movement", ""]
-        out += [str(line) for line in movement]
+        # markdown lines built by the history (names already escaped): controls made visible
+        out += [printable(line) for line in movement] if isinstance(movement, list) else []
     out += ["", "## Per-entry notes", ""]
     for short in a.ranking_by_pct:
         e = by_short.get(short)
@@ -161,8 +165,10 @@ def artifact_to_markdown(a: Artifact) -> str:
         if ex.get("unit"):
             out.append(f"- unit: {md_cell(ex['unit'])}")
         if ex.get("route"):
-            out.append(f"- route: **{ex['route']}** — {md_cell(ex.get('route_reason', ''))}")
-        for assumption in ex.get("assumptions") or []:
+            out.append(f"- route: **{md_cell(ex['route'])}** — "
+                       f"{md_cell(ex.get('route_reason', ''))}")
+        assumptions = ex.get("assumptions")
+        for assumption in assumptions if isinstance(assumptions, list) else []:
             out.append(f"- assumption: {md_cell(assumption)}")
         if e.notes:
             out.append(f"- notes: {md_cell(e.notes)}")

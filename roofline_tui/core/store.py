@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.coerce import number
-from roofline_tui.core.textsafe import json_safe, printable
+from roofline_tui.core.textsafe import json_safe, printable, valid_unicode
 
 MiB = 1024 * 1024
 # Default ceiling for one input file; the importers' raw traces may pass a larger one.
@@ -217,13 +217,16 @@ def parse_json_text(
         raise ReadProblem(path, f"JSON nested deeper than {max_depth} levels")
     try:
         try:
-            return json.loads(text, parse_constant=constant)
+            data = json.loads(text, parse_constant=constant)
         except ValueError as exc:
             if "digits" not in str(exc) or isinstance(exc, json.JSONDecodeError):
                 raise
             # an integer longer than Python's int() digit limit: read it as "too large" and
             # let the field's coercion record the problem, instead of refusing the whole file
-            return json.loads(text, parse_constant=constant, parse_int=_parse_int)
+            data = json.loads(text, parse_constant=constant, parse_int=_parse_int)
+        # "\ud800" is a valid JSON escape but not a character: written back as visible text
+        # here, once, so no later step meets a string it cannot encode
+        return _valid_strings(data) if _SURROGATE_ESCAPE.search(text) else data
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         hint = " (truncated: still being written?)" if truncated else ""
@@ -235,6 +238,21 @@ def parse_json_text(
         raise ReadProblem(path, printable(exc, limit=160)) from None
     except RecursionError:
         raise ReadProblem(path, "JSON nested too deeply") from None
+
+
+# a \uD800-\uDFFF escape in JSON text: the document may hold a lone surrogate
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _valid_strings(value: Any) -> Any:
+    """``value`` with every string (keys too) made encodable by :func:`valid_unicode`."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {_valid_strings(k): _valid_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_strings(v) for v in value]
+    return value
 
 
 def read_json(
