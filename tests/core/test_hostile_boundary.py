@@ -409,3 +409,54 @@ def test_copy_keeps_no_temp_files(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["profile_roofline.json",
                                                           "profile_roofline.md"]
     shutil.rmtree(tmp_path)
+
+
+# --------------------------------------------------------------------------- SQLite (stage C)
+
+
+def _rocpd(path: Path, pmc_view: str) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE kernels (dispatch_id INTEGER, name TEXT)")
+    con.execute(pmc_view)
+    con.commit()
+    con.close()
+
+
+def test_a_rocpd_name_cannot_add_uri_parameters(worked_example: Path) -> None:
+    """``evil?mode=rwc&x=.db`` under counters/ made analyze create an empty ``counters/evil``
+    and read that instead."""
+    counters = worked_example / "counters"
+    counters.mkdir()
+    db = counters / "evil?mode=rwc&x=.db"
+    _rocpd(db, "CREATE TABLE pmc_events (dispatch_id INTEGER, name TEXT, counter_name TEXT, "
+               "counter_value REAL, duration REAL)")
+    before = sorted(p.name for p in counters.iterdir())
+    art = analyze_round(worked_example).artifact
+    assert sorted(p.name for p in counters.iterdir()) == before
+    assert not (counters / "evil").exists()
+    assert art.entries
+
+
+def test_a_rocpd_view_that_never_ends_is_stopped(tmp_path: Path, monkeypatch) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    db = tmp_path / "run.db"
+    _rocpd(db, "CREATE VIEW pmc_events AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
+               "SELECT x + 1 FROM n) SELECT x AS dispatch_id, 'k' AS name, 'FETCH_SIZE' AS "
+               "counter_name, 1.0 AS counter_value, 1.0 AS duration FROM n")
+    monkeypatch.setattr(store, "SQLITE_SECONDS", 1.0)
+    t0 = time.perf_counter()
+    result = finishes(lambda: load_counters([db]), 30)
+    assert time.perf_counter() - t0 < 10
+    assert any("stopped after 1 s" in p for p in result.problems), result.problems
+
+
+def test_a_fifo_named_like_a_database_is_not_opened(tmp_path: Path) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    fifo = tmp_path / "run.db"
+    os.mkfifo(fifo)
+    result = finishes(lambda: load_counters([fifo]), 10)
+    assert any("FIFO" in p for p in result.problems)

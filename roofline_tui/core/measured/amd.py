@@ -20,9 +20,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import store
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
+from ..textsafe import printable
 from ._util import csv_rows, mean, read_text, to_float
 from .models import KernelMeasurement
 
@@ -150,10 +152,10 @@ def parse_rocpd(path: Path) -> ParsedFile:
     """rocpd SQLite: the ``pmc_events`` view (one row per counter per dispatch), with kernel
     names from the ``kernels`` view when ``pmc_events`` lacks them."""
     out = ParsedFile(path=path, source="rocpd")
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        out.problems.append(f"{path.name}: cannot open as SQLite ({exc})")
+    try:  # read-only, the name quoted into the URI, every statement on a time budget
+        con, budget = store.open_sqlite(path)
+    except store.ReadProblem as exc:
+        out.problems.append(str(exc))
         return out
     try:
         names = {
@@ -191,9 +193,15 @@ def parse_rocpd(path: Path) -> ParsedFile:
             f"SELECT {name_expr}, p.dispatch_id, p.counter_name, p.counter_value, {dur} "
             f"FROM pmc_events p{join}"
         )
-        rows = con.execute(sql).fetchall()
+        rows = con.execute(sql).fetchmany(store.SQLITE_MAX_ROWS + 1)
+        if len(rows) > store.SQLITE_MAX_ROWS:
+            out.problems.append(f"{printable(path.name)}: pmc_events has more than "
+                                f"{store.SQLITE_MAX_ROWS} rows; the first ones read")
+            rows = rows[: store.SQLITE_MAX_ROWS]
     except sqlite3.Error as exc:
-        out.problems.append(f"{path.name}: rocpd query failed ({exc})")
+        why = (f"stopped after {budget.seconds:g} s (a view that does not end?)"
+               if budget.tripped else f"failed ({printable(exc, limit=80)})")
+        out.problems.append(f"{printable(path.name)}: rocpd query {why}")
         return out
     finally:
         con.close()
