@@ -30,6 +30,8 @@ from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from roofline_tui.core import store
+
 SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
 WALK_MAX_ENTRIES = 4096         # files and directories looked at per walked tree
 WALK_MAX_DEPTH = 6
@@ -52,9 +54,8 @@ def file_fingerprint(path: Path | str) -> Fingerprint:
     if not stat.S_ISREG(st.st_mode):
         return (p, "other", st.st_mode)
     if st.st_size <= SMALL_FILE_BYTES:
-        try:
-            with open(p, "rb") as fh:
-                data = fh.read(SMALL_FILE_BYTES + 1)
+        try:  # the bounded reader: a FIFO swapped in after the stat is refused, not waited on
+            data = store.read_bytes(p, max_bytes=SMALL_FILE_BYTES + 1, head=True)
         except OSError:
             return (p, "unreadable", st.st_size, st.st_mtime_ns)
         return (p, len(data), hashlib.blake2b(data, digest_size=16).digest())
