@@ -40,6 +40,10 @@ MAX_READ_BYTES = 256 * MiB
 MAX_SMALL_BYTES = 16 * MiB
 # Deepest nesting accepted in a JSON or YAML document (real inputs nest < 10 deep).
 MAX_DEPTH = 64
+# Documents up to this size get the exact depth check before parsing (it costs about as much
+# as the parse); larger ones (a 10k-entry Top-N, a trace) rely on the C decoder's recursion
+# guard, which stops at Python's recursion limit and is reported the same way.
+DEPTH_CHECK_CHARS = 1 << 20
 # Most YAML events (scalars, mappings, sequences) accepted in one document.
 MAX_YAML_EVENTS = 200_000
 
@@ -216,7 +220,7 @@ def parse_json_text(
     constant: Any = float if allow_nan else _reject_constant
     if not text.strip():
         raise ReadProblem(path, "file is empty (still being written?)", incomplete=True)
-    if depth_exceeds(text, max_depth):
+    if len(text) <= DEPTH_CHECK_CHARS and depth_exceeds(text, max_depth):
         raise ReadProblem(path, f"JSON nested deeper than {max_depth} levels")
     try:
         try:
@@ -248,13 +252,31 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _valid_strings(value: Any) -> Any:
-    """``value`` with every string (keys too) made encodable by :func:`valid_unicode`."""
+    """``value`` with every string (keys too) made encodable by :func:`valid_unicode`; in
+    place and without recursion (the document may nest as deep as the decoder allowed)."""
     if isinstance(value, str):
         return valid_unicode(value)
-    if isinstance(value, dict):
-        return {_valid_strings(k): _valid_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_valid_strings(v) for v in value]
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                if isinstance(v, str):
+                    node[i] = valid_unicode(v)
+                elif isinstance(v, (list, dict)):
+                    stack.append(v)
+        elif isinstance(node, dict):
+            for k in list(node):
+                v = node[k]
+                if isinstance(v, str):
+                    v = valid_unicode(v)
+                elif isinstance(v, (list, dict)):
+                    stack.append(v)
+                if isinstance(k, str) and valid_unicode(k) != k:
+                    del node[k]
+                    node[valid_unicode(k)] = v
+                else:
+                    node[k] = v
     return value
 
 

@@ -110,6 +110,9 @@ def test_json_depth_is_limited(tmp_path: Path) -> None:
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ReadProblem, match="nested deeper than 64"):
         read_json(deep)
+    deep.write_text("[" * 700_000 + "]" * 700_000)  # past the pre-check size: the decoder's guard
+    with pytest.raises(ReadProblem, match="nested"):
+        read_json(deep)
     ok = tmp_path / "ok.json"
     ok.write_text("[" * 64 + "]" * 64)
     assert read_json(ok) is not None
@@ -460,3 +463,9 @@ def test_a_fifo_named_like_a_database_is_not_opened(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     result = finishes(lambda: load_counters([fifo]), 10)
     assert any("FIFO" in p for p in result.problems)
+
+
+def test_lone_surrogate_escapes_are_read_as_visible_text(tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text('{"k\\ud800": ["x\\udfff", {"n": "\\ud83d\\ude00 ok"}]}')
+    assert read_json(p) == {"k\\ud800": ["x\\udfff", {"n": "\U0001f600 ok"}]}
