@@ -26,15 +26,16 @@ from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedCont
 
 from roofline_tui.app import view
 from roofline_tui.app.panels import DetailPanel, HelpScreen, RankTable
-from roofline_tui.app.rounds import discover_rounds, is_relevant_change, round_name, round_of
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
-from roofline_tui.core.history import analyze_round_with_history
-from roofline_tui.core.round import (
+from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.layout import (
     TOPN_NAME,
-    RoundResult,
-    RoundSources,
+    is_relevant_change,
     round_label,
-    write_artifact,
+    round_name,
+    round_of,
+    rounds_at,
 )
 from roofline_tui.core.textsafe import printable
 
@@ -207,7 +208,7 @@ class RooflineApp(App[None]):
 
     def rescan(self, *, initial: bool = False) -> None:
         """Rediscover rounds: new ones join the selector, deleted ones leave it."""
-        found = discover_rounds(self.profile_dir)
+        found = rounds_at(self.profile_dir)
         if not self.profile_dir.exists():
             self.global_note = Note(f"Profile directory {self.display_name} does not exist yet: "
                                     "waiting for it to appear")

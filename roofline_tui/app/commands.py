@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from roofline_tui.commands.analyze import add_round_arguments, sources_from_args
-from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD
+from roofline_tui.core.rounds.layout import ARTIFACT_JSON, ARTIFACT_MD
 from roofline_tui.core.textsafe import printable
 
 DEMO_PROFILE = "profile"

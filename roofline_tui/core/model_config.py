@@ -509,9 +509,9 @@ def _moe_layer_count(r: _Reader, n_layers: int) -> int:
         offset = r.optional(("expert_layer_offset",), positive=False) or 0
         return sum(1 for i in range(n_layers) if i % period == offset)
 
-    step = r.optional(("interleave_moe_layer_step",))
-    if step is not None:
-        return len(range(step - 1, n_layers, step))
+    interleave = r.optional(("interleave_moe_layer_step",))
+    if interleave is not None:
+        return len(range(interleave - 1, n_layers, interleave))
 
     return n_layers
 

@@ -12,7 +12,7 @@ import pytest
 
 from roofline_tui.core.artifact import Artifact, Degraded, Entry, artifact_to_json
 from roofline_tui.core.markdown import artifact_to_markdown
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds import analyze_round
 from roofline_tui.core.textsafe import escaped, json_safe, md_cell, printable, valid_unicode
 
 EVIL = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202e[bold red]x|y$_$\ud800\x9b"
@@ -59,21 +59,31 @@ def test_json_safe_escapes_what_json_dumps_leaves_raw() -> None:
     assert json.loads(safe) == {"n": "\u202e\x9b\ufffd\U000e0041"}
 
 
+def _force(model, **fields) -> None:
+    """Set fields past validation, as a bug or ``model_construct`` could: the writers must
+    still escape them (typed fields otherwise refuse these values when a file is read)."""
+    for key, value in fields.items():
+        if key in type(model).model_fields:
+            model.__dict__[key] = value
+            model.__pydantic_fields_set__.add(key)
+        else:
+            model.__pydantic_extra__[key] = value
+
+
 def hostile_artifact() -> Artifact:
-    """Every string field as a stored (upstream or edited) artifact may hold it."""
-    entry = Entry(short_name="k" + EVIL, name="full " + EVIL, pct_gpu_time=10.0,
-                  regime=EVIL, op_class=EVIL, bound_type="|" + EVIL, confidence=EVIL,
-                  headroom_class="\x1b[2J" + EVIL, notes="n " + EVIL, route="\x1b]0;t\x07|r",
-                  route_reason=EVIL, assumptions=[EVIL], unit=EVIL, launches_per_unit=EVIL,
-                  byte_reduction_levers=[EVIL])
-    art = Artifact(gfx="gfx" + EVIL, stage=EVIL, entries=[entry],
-                   ranking_by_pct=[entry.short_name], ranking_by_expected_gain=[entry.short_name],
-                   degraded=[Degraded(name=EVIL, reason=EVIL)], skill_errors=[EVIL],
-                   round=EVIL, workload={EVIL: EVIL}, head_selection=EVIL,
-                   target_eff_source=EVIL, movement=[EVIL], plot_file=EVIL)
-    art.peaks.source = EVIL
-    art.peaks.confidence = EVIL
-    art.peaks.citation = EVIL  # type: ignore[attr-defined]
+    """Every string field holding the hostile text."""
+    entry = Entry(short_name="k", name="full", pct_gpu_time=10.0)
+    _force(entry, short_name="k" + EVIL, name="full " + EVIL, regime=EVIL, op_class=EVIL,
+           bound_type="|" + EVIL, confidence=EVIL, headroom_class="\x1b[2J" + EVIL,
+           notes="n " + EVIL, route="\x1b]0;t\x07|r", route_reason=EVIL, assumptions=[EVIL],
+           unit=EVIL, launches_per_unit=3, byte_reduction_levers=[EVIL])
+    art = Artifact(entries=[entry])
+    _force(art, gfx="gfx" + EVIL, stage=EVIL, ranking_by_pct=[entry.short_name],
+           ranking_by_expected_gain=[entry.short_name], skill_errors=[EVIL], round=EVIL,
+           head_selection=EVIL, target_eff_source=EVIL, plot_file=EVIL,
+           degraded=[Degraded(name="d", reason="r")])
+    _force(art.degraded[0], name=EVIL, reason=EVIL)
+    _force(art.peaks, source=EVIL, confidence=EVIL, citation=EVIL, product=EVIL)
     return art
 
 

@@ -28,9 +28,9 @@ from roofline_tui.core.chart import (
     ChartPoint,
     Roof,
     build_chart,
-    human,
 )
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.units import rate as human
 
 SIZE_MARKERS = {1: "•", 2: "●", 3: "◉"}
 SUSPECT_MARKER = "✕"
