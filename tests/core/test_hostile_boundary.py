@@ -469,3 +469,24 @@ def test_lone_surrogate_escapes_are_read_as_visible_text(tmp_path: Path) -> None
     p = tmp_path / "s.json"
     p.write_text('{"k\\ud800": ["x\\udfff", {"n": "\\ud83d\\ude00 ok"}]}')
     assert read_json(p) == {"k\\ud800": ["x\\udfff", {"n": "\U0001f600 ok"}]}
+
+
+@pytest.mark.parametrize("kind", ["dev_zero", "fifo", "huge"])
+def test_the_playbook_is_read_bounded(demo_profile: Path, tmp_path: Path, kind: str) -> None:
+    """``playbook --out /dev/zero`` grew memory until MemoryError; a FIFO blocked."""
+    from roofline_tui.core.rounds import load_history
+    from roofline_tui.core.rounds.playbook import append_playbook
+
+    out = tmp_path / "playbook.md"
+    if kind == "dev_zero":
+        out.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(out)
+    else:
+        with open(out, "wb") as fh:
+            fh.truncate(200 * 1024 * 1024)
+    h = load_history(demo_profile)
+    with pytest.raises(OSError) as info:
+        finishes(lambda: append_playbook(out, h), 20)
+    assert "\n" not in str(info.value)
+    assert any(w in str(info.value) for w in ("device", "FIFO", "too large"))
