@@ -413,6 +413,24 @@ def strict_json_dumps(data: Any, **kw: Any) -> str:
     return json_safe(json.dumps(data, allow_nan=False, **kw))
 
 
+def without_non_finite(value: Any, bad: list[str] | None = None, where: str = "") -> Any:
+    """A copy of a JSON-like ``value`` with every NaN/infinity replaced by ``None`` (each place
+    appended to ``bad``): what may go through :func:`strict_json_dumps` when the caller would
+    rather write ``null`` than fail. Recursive: meant for the shallow documents we build."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            if bad is not None:
+                bad.append(where or "value")
+            return None
+        return value
+    if isinstance(value, dict):
+        return {k: without_non_finite(v, bad, f"{where}.{k}" if where else str(k))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_non_finite(v, bad, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
 def atomic_write_text(path: Path, text: str) -> Path:
     """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` atomically. Lone surrogates are
     written as U+FFFD: the file is always valid UTF-8."""

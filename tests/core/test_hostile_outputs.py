@@ -118,3 +118,16 @@ def test_plot_labels_are_plain_text(tmp_path: Path) -> None:
     (svg,) = write_plot(art, tmp_path)
     text = svg.read_text(encoding="utf-8")
     assert "$_$" in text and "\x1b" not in text and "\x07" not in text
+
+
+def test_without_non_finite_names_each_place() -> None:
+    from roofline_tui.core.store import strict_json_dumps, without_non_finite
+
+    bad: list[str] = []
+    data = without_non_finite({"a": [1.0, float("nan")], "b": {"c": float("-inf")}, "d": "x"},
+                              bad)
+    assert data == {"a": [1.0, None], "b": {"c": None}, "d": "x"}
+    assert bad == ["a[1]", "b.c"]
+    assert json.loads(strict_json_dumps(data)) == data
+    with pytest.raises(ValueError):
+        strict_json_dumps({"a": float("nan")})
