@@ -20,11 +20,8 @@ import contextlib
 import json
 import os
 import re
-import sqlite3
 import stat
 import tempfile
-import time
-import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -349,51 +346,6 @@ def read_yaml(path: Path | str, *, max_bytes: int = MAX_SMALL_BYTES) -> Any:
         return parse_yaml_text(text, "")
     except ValueError as exc:
         raise ReadProblem(path, str(exc).lstrip(": ")) from None
-
-
-# A SQLite query from a file we did not write runs at most this long and returns at most this
-# many rows: a view can be a recursive CTE that never ends, or a cross join of millions.
-SQLITE_SECONDS = 10.0
-SQLITE_MAX_ROWS = 2_000_000
-
-
-class SqliteBudget:
-    """SQLite progress handler: interrupts a statement once its time is spent."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
-        self.tripped = False
-
-    def __call__(self) -> int:
-        if time.monotonic() > self.deadline:
-            self.tripped = True
-            return 1  # non-zero interrupts the running statement
-        return 0
-
-
-def sqlite_uri(path: Path | str) -> str:
-    """A read-only ``file:`` URI for ``path``: every character that means something in a URI
-    (``?``, ``#``, ``%``, ``&``) percent-encoded, so a file named ``evil?mode=rwc&x=.db``
-    opens that file, read-only, and creates nothing."""
-    quoted = urllib.parse.quote(os.fsdecode(os.path.abspath(path)), safe="/")
-    return f"file:{quoted}?mode=ro"
-
-
-def open_sqlite(path: Path | str, *, seconds: float | None = None
-                ) -> tuple[sqlite3.Connection, SqliteBudget]:
-    """A read-only connection to the regular file ``path`` whose statements stop after
-    ``seconds`` (default :data:`SQLITE_SECONDS`); raises :class:`ReadProblem`."""
-    why = check_regular(path)
-    if why is not None:
-        raise ReadProblem(path, why)
-    try:
-        con = sqlite3.connect(sqlite_uri(path), uri=True)
-    except (sqlite3.Error, ValueError) as exc:
-        raise ReadProblem(path, f"cannot open as SQLite ({printable(exc, limit=80)})") from None
-    budget = SqliteBudget(SQLITE_SECONDS if seconds is None else seconds)
-    con.set_progress_handler(budget, 10_000)
-    return con, budget
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -20,12 +20,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import store
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
-from ..textsafe import printable
-from ._util import csv_rows, mean, read_text, to_float
+from ._util import SQLITE_ROW_BUDGET, csv_rows, mean, open_sqlite_ro, read_text, to_float
 from .models import KernelMeasurement
 
 DEFAULT_FLOPS_PER_MOP = 512.0
@@ -155,10 +153,10 @@ def parse_rocpd(path: Path) -> ParsedFile:
     """rocpd SQLite: the ``pmc_events`` view (one row per counter per dispatch), with kernel
     names from the ``kernels`` view when ``pmc_events`` lacks them."""
     out = ParsedFile(path=path, source="rocpd")
-    try:  # read-only, the name quoted into the URI, every statement on a time budget
-        con, budget = store.open_sqlite(path)
-    except store.ReadProblem as exc:
-        out.problems.append(str(exc))
+    try:
+        con, budget = open_sqlite_ro(path)
+    except sqlite3.Error as exc:
+        out.problems.append(f"{path.name}: cannot open as SQLite ({exc})")
         return out
     try:
         names = {
@@ -194,17 +192,20 @@ def parse_rocpd(path: Path) -> ParsedFile:
             dur = "NULL"
         sql = (
             f"SELECT {name_expr}, p.dispatch_id, p.counter_name, p.counter_value, {dur} "
-            f"FROM pmc_events p{join}"
+            f"FROM pmc_events p{join} LIMIT {SQLITE_ROW_BUDGET + 1}"
         )
-        rows = con.execute(sql).fetchmany(store.SQLITE_MAX_ROWS + 1)
-        if len(rows) > store.SQLITE_MAX_ROWS:
-            out.problems.append(f"{printable(path.name)}: pmc_events has more than "
-                                f"{store.SQLITE_MAX_ROWS} rows; the first ones read")
-            rows = rows[: store.SQLITE_MAX_ROWS]
+        rows = con.execute(sql).fetchall()
+        if len(rows) > SQLITE_ROW_BUDGET:
+            out.problems.append(f"{path.name}: more than {SQLITE_ROW_BUDGET:,} counter rows; "
+                                "not read (row budget)")
+            return out
     except sqlite3.Error as exc:
-        why = (f"stopped after {budget.seconds:g} s (a view that does not end?)"
-               if budget.tripped else f"failed ({printable(exc, limit=80)})")
-        out.problems.append(f"{printable(path.name)}: rocpd query {why}")
+        if budget.tripped:
+            out.problems.append(f"{path.name}: rocpd query stopped after its time budget "
+                                f"({budget.seconds:g} s): a view too costly to read "
+                                "(recursive or cross-joined?)")
+        else:
+            out.problems.append(f"{path.name}: rocpd query failed ({exc})")
         return out
     finally:
         con.close()

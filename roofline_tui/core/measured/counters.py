@@ -330,7 +330,7 @@ def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasureme
     """The measurement for a profile kernel name, by the rule in ``names`` (exact, then
     short/demangled name, then prefix; ties to the longest name, then most dispatches)."""
     try:
-        index = counters.name_index()
-        return index.match(kernel_name)
+        found: KernelMeasurement | None = counters.name_index().match(kernel_name)
+        return found
     except Exception:  # noqa: BLE001 - matching must never fail a run
         return None
