@@ -492,3 +492,12 @@ def test_the_playbook_is_read_bounded(demo_profile: Path, tmp_path: Path, kind: 
         finishes(lambda: append_playbook(out, h), 20)
     assert "\n" not in str(info.value)
     assert any(w in str(info.value) for w in ("device", "FIFO", "too large"))
+
+
+def test_a_deeply_nested_json_counter_file_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    deep = tmp_path / "roofline.json"
+    deep.write_text('{"a":' + "[" * 5000 + "]" * 5000 + "}")
+    result = load_counters([deep])
+    assert not any("stopped early" in p for p in result.problems), result.problems
