@@ -501,3 +501,21 @@ def test_a_deeply_nested_json_counter_file_is_unknown_not_a_crash(tmp_path: Path
     deep.write_text('{"a":' + "[" * 5000 + "]" * 5000 + "}")
     result = load_counters([deep])
     assert not any("stopped early" in p for p in result.problems), result.problems
+
+
+def test_duplicate_short_names_become_distinct(demo_profile: Path) -> None:
+    """``x, x, x#2`` deduped to ``x, x#2, x#2``: the rankings held one entry twice and lost
+    another, and the CLI table showed it so."""
+    rnd = demo_profile / "round_0"
+    path = rnd / "profile_topN.json"
+    doc = json.loads(path.read_text())
+    for k, short in zip(doc["top_kernels"][:3], ["x", "x", "x#2"]):
+        k["short_name"] = short
+        k["pct_gpu_time"] = 20.0
+    path.write_text(json.dumps(doc))
+    art = analyze_round(rnd).artifact
+    names = [e.short_name for e in art.entries]
+    assert len(names) == len(set(names))
+    assert {"x", "x#2"} <= set(names) and sum(n.startswith("x") for n in names) == 3
+    assert sorted(art.ranking_by_pct) == sorted(names)
+    assert sorted(art.ranking_by_expected_gain) == sorted(names)
