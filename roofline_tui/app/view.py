@@ -38,12 +38,16 @@ FLAG_STYLE = {
     "dispatch-bound": "cyan",
     "unmodelled": "bright_black",
     "contradiction": "bold magenta",
+    "model-caution": "bold yellow",
+    "counters-contradict": "bold magenta",
 }
 FLAG_SHORT = {
     "suspect": "suspect",
     "dispatch-bound": "dispatch",
     "unmodelled": "unmodelled",
     "contradiction": "contradict",
+    "model-caution": "caution",
+    "counters-contradict": "counters",
 }
 LABEL_STYLE = "bold"
 DIM = "dim"
@@ -380,6 +384,12 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
                                             or "measured speedup beat the prediction")))
     if e.editable is False:
         lines.append(("not editable", Text("no editable call site: host-side levers only")))
+    if e.model_caution:
+        lines.append(("model-caution", safe(e.model_caution)))
+    for c in e.corroboration:
+        label = {"supports": "counters support", "contradicts": "counters contradict"}.get(
+            c.verdict, "counters")
+        lines.append((label, safe(c.explanation)))
     if not e.has_verdict and not any(k in ("suspect", "dispatch-bound", "unmodelled") for k, _ in lines):
         reason = e.no_verdict_reason
         if reason:

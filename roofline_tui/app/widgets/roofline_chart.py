@@ -11,144 +11,32 @@ whole-decade ticks labelled in human units (0.1, 1, 10, 1k / 1T, 10T, 1P).
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.app import ComposeResult, RenderResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
-from textual_plotext import PlotextPlot
 
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.chart import (
     HEADROOM_COLOURS,
     ChartModel,
-    ChartPoint,
-    Roof,
     build_chart,
 )
 from roofline_tui.core.textsafe import printable
 from roofline_tui.core.units import rate as human
 
+if TYPE_CHECKING:
+    from roofline_tui.app.widgets.roofline_plot import RooflinePlot
+
+# markers shared by the plot and the legend
 SIZE_MARKERS = {1: "•", 2: "●", 3: "◉"}
 SUSPECT_MARKER = "✕"
 RIDGE_MARKER = "◆"
 DASH_MARKER = "·"
-ROOF_RGB = (31, 119, 180)
-TARGET_RGB = (23, 190, 207)
-LABEL_FG = (255, 255, 255)
-SELECTED_BG = (40, 40, 160)
-
-
-def _rgb(hex_colour: str) -> tuple[int, int, int]:
-    h = hex_colour.lstrip("#")
-    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
-
-
-def _lg(v: float) -> float:
-    return math.log10(v)
-
-
-class RooflinePlot(PlotextPlot):
-    """The plot area alone; it redraws from ``model`` on every render (so resizes just work)."""
-
-    DEFAULT_CSS = """
-    RooflinePlot {
-        width: 1fr;
-        height: 1fr;
-        min-height: 12;
-    }
-    """
-
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, classes=classes)
-        self.model: ChartModel | None = None
-        self.selected: str | None = None
-
-    def render(self) -> RenderResult:
-        self.draw()
-        return super().render()
-
-    # -- drawing -------------------------------------------------------------------------------
-    def draw(self) -> None:
-        plt = self.plt
-        plt.clear_figure()
-        m = self.model
-        if m is None:
-            plt.title("Roofline — no artifact yet")
-            return
-        xa, ya = m.x_axis, m.y_axis
-        plt.title(m.title)
-        plt.xlabel(f"arithmetic intensity ({xa.unit}, log)")
-        plt.ylabel(f"{ya.unit} (log)")
-        plt.xlim(xa.lo, xa.hi)
-        plt.ylim(ya.lo, ya.hi)
-        xt, yt = xa.ticks(), ya.ticks()
-        plt.xticks(xt, [xa.tick_label(t) for t in xt])
-        plt.yticks(yt, [ya.tick_label(t) for t in yt])
-        # log-decades per character cell, to space dashes and offset labels
-        cols = max(self.size.width - 10, 10)
-        rows = max(self.size.height - 5, 5)
-        dx = (xa.hi - xa.lo) / cols
-        dy = (ya.hi - ya.lo) / rows
-
-        sel = m.point(self.selected) if self.selected else None
-        for roof in m.roofs:
-            if roof.kind == "target":
-                if sel is not None and sel.short_name in roof.applies_to:
-                    self._dashed(roof, dx, dy)
-                continue
-            plt.plot([_lg(x) for x in roof.xs], [_lg(y) for y in roof.ys],
-                     marker="braille", color=ROOF_RGB)
-        for roof in m.roofs:
-            self._roof_label(roof, m, dx, dy)
-        for ridge in m.ridges:
-            plt.scatter([_lg(ridge.x)], [_lg(ridge.y)], marker=RIDGE_MARKER, color=ROOF_RGB)
-        for p in m.points:
-            if p is not sel:
-                self._point(p, dx, selected=False)
-        if sel is not None:  # drawn last, so nothing covers it
-            self._point(sel, dx, selected=True)
-
-    def _dashed(self, roof: Roof, dx: float, dy: float) -> None:
-        xs: list[float] = []
-        ys: list[float] = []
-        pts = list(zip([_lg(x) for x in roof.xs], [_lg(y) for y in roof.ys], strict=True))
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
-            cells = math.hypot((x1 - x0) / dx, (y1 - y0) / dy)
-            n = max(int(cells / 2), 1)
-            for i in range(n + 1):
-                t = i / n
-                xs.append(x0 + (x1 - x0) * t)
-                ys.append(y0 + (y1 - y0) * t)
-        self.plt.scatter(xs, ys, marker=DASH_MARKER, color=TARGET_RGB)
-
-    def _roof_label(self, roof: Roof, m: ChartModel, dx: float, dy: float) -> None:
-        if roof.kind == "compute" and roof.xs:
-            text = f" {roof.dtype} {human(roof.value, 'FLOP/s')} "
-            self.plt.text(text, m.x_axis.hi - dx, _lg(roof.ys[-1]) + dy, color=ROOF_RGB,
-                          alignment="right")
-        elif roof.kind == "memory" and len(roof.xs) >= 2:
-            # a third of the way along the diagonal, one row above it
-            x0, x1 = _lg(roof.xs[0]), _lg(roof.xs[-1])
-            y0, y1 = _lg(roof.ys[0]), _lg(roof.ys[-1])
-            x = x0 + (x1 - x0) * 0.3
-            y = y0 + (y1 - y0) * 0.3
-            self.plt.text(roof.label, x - dx, y + dy, color=ROOF_RGB, alignment="right")
-
-    def _point(self, p: ChartPoint, dx: float, *, selected: bool) -> None:
-        marker = SUSPECT_MARKER if p.suspect else SIZE_MARKERS[p.size_band]
-        colour = _rgb(p.colour)
-        x, y = _lg(p.x), _lg(p.y)
-        self.plt.scatter([x], [y], marker=marker, color=colour)
-        if selected:
-            label = f" {p.rank} {printable(p.short_name, limit=28)} "
-            self.plt.text(label, x + dx, y, color=LABEL_FG, background=SELECTED_BG,
-                          alignment="left")
-        else:
-            self.plt.text(p.label, x + dx, y, color=colour, alignment="left")
 
 
 class RooflineChart(Widget, can_focus=True):
@@ -205,7 +93,8 @@ class RooflineChart(Widget, can_focus=True):
         self._artifact = artifact
         self._model: ChartModel | None = build_chart(artifact) if artifact is not None else None
         self._selected = selected
-        self._plot = RooflinePlot(id="roofline-plot")
+        # The plot (plotext) is built the first time the chart is shown: see ``on_show``.
+        self._plot: RooflinePlot | None = None
         self._resolve()
         self._legend = Static(legend_text(self._model, self._selected), id="roofline-legend")
 
@@ -233,8 +122,18 @@ class RooflineChart(Widget, can_focus=True):
 
     # -- internals -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield self._plot
         yield self._legend
+
+    def on_show(self) -> None:
+        """First shown: import plotext (about 40 ms the dashboard would otherwise pay at start,
+        Chart tab open or not) and mount the plot above the legend."""
+        if self._plot is not None:
+            return
+        from roofline_tui.app.widgets.roofline_plot import RooflinePlot
+
+        self._plot = RooflinePlot(id="roofline-plot")
+        self._resolve()
+        self.mount(self._plot, before=self._legend)
 
     def _known(self, short: str | None) -> bool:
         m = self._model
@@ -247,14 +146,16 @@ class RooflineChart(Widget, can_focus=True):
         m = self._model
         if not self._known(self._selected):
             self._selected = m.points[0].short_name if (m is not None and m.points) else None
-        self._plot.model = m
-        self._plot.selected = self._selected
+        if self._plot is not None:
+            self._plot.model = m
+            self._plot.selected = self._selected
 
     def _sync(self) -> None:
         self._resolve()
         if self.is_mounted:
             self._legend.update(legend_text(self._model, self._selected))
-            self._plot.refresh()
+            if self._plot is not None:
+                self._plot.refresh()
 
     def action_step(self, delta: int) -> None:
         m = self._model

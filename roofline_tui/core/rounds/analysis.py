@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.inputs import EnvReport, Workload, load_env_report, load_topn
+from roofline_tui.core.inputs import EnvReport, TopN, Workload, load_env_report, load_topn
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
@@ -55,6 +55,8 @@ class RoundResult:
     topn_found: bool = True
     history: RoundHistory | None = None  # when sibling rounds were compared
     display_only: bool = False      # no Top-N: a stored profile_roofline.json shown as it is
+    # The Top-N as parsed: the round's history reuses it instead of parsing the file again.
+    topn: TopN | None = field(default=None, repr=False, compare=False)
 
 
 def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> tuple[RoundInputs, bool, bool]:
@@ -177,7 +179,7 @@ def analyze_round(
     inputs, incomplete, found = load_round_inputs(Path(round_dir), sources)
     artifact = analyze(inputs, options)
     return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=incomplete,
-                       topn_found=found)
+                       topn_found=found, topn=inputs.topn)
 
 
 def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
