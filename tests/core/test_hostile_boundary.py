@@ -476,7 +476,7 @@ def test_lone_surrogate_escapes_are_read_as_visible_text(tmp_path: Path) -> None
 @pytest.mark.parametrize("kind", ["dev_zero", "fifo", "huge"])
 def test_the_playbook_is_read_bounded(demo_profile: Path, tmp_path: Path, kind: str) -> None:
     """``playbook --out /dev/zero`` grew memory until MemoryError; a FIFO blocked."""
-    from roofline_tui.core.rounds import load_history
+    from roofline_tui.core.rounds.compare import load_history
     from roofline_tui.core.rounds.playbook import append_playbook
 
     out = tmp_path / "playbook.md"

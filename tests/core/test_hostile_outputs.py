@@ -12,7 +12,7 @@ import pytest
 
 from roofline_tui.core.artifact import Artifact, Degraded, Entry, artifact_to_json
 from roofline_tui.core.markdown import artifact_to_markdown
-from roofline_tui.core.rounds import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.textsafe import escaped, json_safe, md_cell, printable, valid_unicode
 
 EVIL = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202e[bold red]x|y$_$\ud800\x9b"

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import Artifact
-from roofline_tui.core.rounds import RoundSources, analyze_round_with_history, write_artifact
+from roofline_tui.core.rounds.analysis import RoundSources, write_artifact
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
 from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
 REPO = Path(__file__).resolve().parents[2]

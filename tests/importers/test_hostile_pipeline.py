@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline_tui.core.artifact import Artifact
-from roofline_tui.core.rounds import analyze_round, write_artifact
+from roofline_tui.core.rounds.analysis import analyze_round, write_artifact
 from roofline_tui.importers import (
     ImportProblem,
     import_nsys,
