@@ -29,6 +29,7 @@ from roofline_tui.app.panels import DetailPanel, HelpScreen, RankTable
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
 from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.fingerprint import RoundCache
 from roofline_tui.core.rounds.layout import (
     TOPN_NAME,
     is_relevant_change,
@@ -37,6 +38,7 @@ from roofline_tui.core.rounds.layout import (
     round_of,
     rounds_at,
 )
+from roofline_tui.core.rounds.snapshot import RoundSnapshot
 from roofline_tui.core.textsafe import printable
 
 Clock = Callable[[], datetime]
@@ -146,6 +148,8 @@ class RooflineApp(App[None]):
         self.rounds: list[Path] = []
         self.shown: Path | None = None
         self.results: dict[Path, RoundResult] = {}      # last good (or last) result per round
+        # sibling rounds kept by their inputs' fingerprint: a recompute re-reads only what changed
+        self.round_cache: RoundCache[RoundSnapshot] = RoundCache()
         self.computed_at: dict[Path, datetime] = {}
         self.round_notes: dict[Path, Note] = {}
         self.global_note: Note | None = None     # profile directory missing / empty
@@ -305,7 +309,7 @@ class RooflineApp(App[None]):
         # forward with each finished result instead of waiting for the writes to pause. The
         # sequence numbers keep an older result from replacing a newer one.
         try:
-            result = analyze_round_with_history(round_dir, self.sources)
+            result = analyze_round_with_history(round_dir, self.sources, cache=self.round_cache)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
             self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
             return

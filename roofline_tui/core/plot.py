@@ -80,7 +80,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
     ax.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
     ax.set_xlabel(f"arithmetic intensity ({xa.unit})")
     ax.set_ylabel(f"performance ({ya.unit})")
-    ax.set_title(printable(m.title, limit=120), loc="left", fontsize=11)
+    ax.set_title(printable(m.title, limit=160), loc="left", fontsize=11)
 
     # on screen, one decade of y rises this many degrees per decade of x (the memory roof's slope)
     px_per_x = _FIG_SIZE[0] * _AXES_RECT[2] / (xa.hi - xa.lo)
@@ -121,7 +121,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
             ax.scatter([p.x], [p.y], s=area, marker="o", c=p.colour, edgecolors="black",
                        linewidths=0.6, alpha=0.9, zorder=4)
         offset = 1.0 + math.sqrt(area) / 2  # the marker's radius in points, plus a gap
-        ax.annotate(p.label, (p.x, p.y), xytext=(offset, offset * 0.5),
+        ax.annotate(printable(p.label, limit=40), (p.x, p.y), xytext=(offset, offset * 0.5),
                     textcoords="offset points", fontsize=9, fontweight="bold", color="black",
                     zorder=5)
 
@@ -133,7 +133,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
         flag = "  SUSPECT (raw position)" if p.suspect else ""
         lines.append((p.colour, f"#{p.rank} {printable(p.short_name, limit=64)}  —  {gpu} gpu, "
                                 f"AI {p.x:.3g}, {human(p.y, 'FLOP/s')}, roof {roof_pct}, "
-                                f"{p.headroom_class}{flag}"))
+                                f"{printable(p.headroom_class, limit=20)}{flag}"))
     for n in m.not_plotted:
         lines.append(("#555555", f"#{n.rank} {printable(n.short_name, limit=64)}  —  not plotted: "
                                  f"{printable(n.reason, limit=60)}"))
@@ -154,7 +154,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 0.55), fontsize=7, frameon=False,
                   title="targets", title_fontsize=8)
     for i, note in enumerate(m.notes[:3]):
-        fig.text(0.72, 0.3 - 0.025 * i, f"note: {printable(note, limit=160)}", fontsize=7, color="#555555", wrap=True)
+        fig.text(0.72, 0.3 - 0.025 * i, f"note: {printable(note, limit=200)}", fontsize=7, color="#555555", wrap=True)
 
 
 def render_image(model: ChartModel, fmt: str = "svg") -> bytes:
