@@ -9,6 +9,7 @@ a kernel name is shown literally. Rich only, no Textual: testable on its own.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -34,13 +35,36 @@ FLAG_STYLE = {
     "dispatch-bound": "cyan",
     "unmodelled": "bright_black",
     "contradiction": "bold magenta",
+    "caution": "bold yellow",
 }
-FLAG_SHORT = {
-    "suspect": "suspect",
-    "dispatch-bound": "dispatch",
-    "unmodelled": "unmodelled",
-    "contradiction": "contradict",
+# One character per flag in the tables (the legend is in the help screen and the Flags tab).
+FLAG_SYMBOL = {
+    "suspect": "✕",
+    "dispatch-bound": "D",
+    "unmodelled": "U",
+    "contradiction": "C",
+    "caution": "!",
 }
+FLAG_ORDER = ("caution", "suspect", "contradiction", "dispatch-bound", "unmodelled")
+FLAG_MEANING = {
+    "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
+               "never the next target",
+    "suspect": "the model implies a rate above peak (roofline clamped, shown with !)",
+    "contradiction": "a measured speedup beat the prediction: the model is wrong for this kernel",
+    "dispatch-bound": "per-launch time within launch-overhead scale: fuse or capture a graph",
+    "unmodelled": "no byte/FLOP model for this kernel: see Degraded",
+}
+HEADROOM_MEANING = (
+    ("underperforming", "far below what a good kernel of this class reaches: tuning headroom"),
+    ("moderate", "some headroom left"),
+    ("saturated", "done with tuning, not with optimization: move fewer bytes"),
+    ("unknown", "no verdict (suspect, dispatch-bound, unmodelled, low confidence)"),
+)
+OTHER_LEGEND = (
+    ("↑3 / ↓2", "green", "places a kernel moved in the gain ranking vs the GPU-time ranking"),
+    ("ADVISORY", "bold black on yellow",
+     "stage A / low confidence: pct_gpu_time order rules, the measurement decides"),
+)
 LABEL_STYLE = "bold"
 DIM = "dim"
 
@@ -125,20 +149,51 @@ def matches(row: Row, needle: str) -> bool:
     return n in row.entry.short_name.casefold() or n in row.entry.name.casefold()
 
 
+_CAUTION_WORDS = re.compile(r"not credible|implausible|do not quote", re.IGNORECASE)
+
+
+def caution(e: Entry) -> str | None:
+    """Why this entry's speedup must not be taken at face value, or None.
+
+    The engine's (or an upstream file's) ``model_caution``: a sentence, or ``True`` for a
+    speedup above the plausibility limit; failing that, a ``notes`` sentence that says the
+    number is not credible.
+    """
+    value = getattr(e, "model_caution", None)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if value is True:
+        return (f"attainable speedup {fmt_num(e.attainable_speedup, 1, '×')} is implausible: "
+                "the byte/FLOP model probably under-counts the work")
+    notes = e.notes or ""
+    m = _CAUTION_WORDS.search(notes)
+    if m:
+        start = max(notes.rfind(". ", 0, m.start()) + 2, 0) if ". " in notes[:m.start()] else 0
+        end = notes.find(". ", m.end())
+        return notes[start:end + 1 if end >= 0 else len(notes)].strip()
+    return None
+
+
 def entry_flags(e: Entry) -> list[str]:
-    """The engine's flags that a row shows (advisory is shown once per round, not per row)."""
+    """The flags a row shows, most important first (advisory is shown once per round)."""
     from roofline_tui.core.markdown import flags_of
 
-    return [f for f in flags_of(e) if f != "advisory"]
+    found = set(flags_of(e))
+    if caution(e):
+        found.add("caution")
+    return [f for f in FLAG_ORDER if f in found]
 
 
 def flags_text(e: Entry) -> Text:
     out = Text()
-    for i, f in enumerate(entry_flags(e)):
-        if i:
-            out.append(" ")
-        out.append("⚑" + FLAG_SHORT.get(f, f), style=FLAG_STYLE.get(f, "bold"))
+    for f in entry_flags(e):
+        out.append(FLAG_SYMBOL[f], style=FLAG_STYLE[f])
     return out
+
+
+def full_name(e: Entry) -> str:
+    """The kernel's full name as shown in the drill-down and the row tooltip."""
+    return printable(e.name)
 
 
 def kernel_text(e: Entry, limit: int = KERNEL_WIDTH) -> Text:
@@ -156,9 +211,9 @@ def roofline_text(e: Entry) -> Text:
 def headroom_text(e: Entry) -> Text:
     out = Text(e.headroom_class, style=HEADROOM_STYLE.get(e.headroom_class, ""))
     if not e.has_verdict:
-        flags = entry_flags(e)
+        flags = [f for f in entry_flags(e) if f != "caution"]
         if flags:
-            out.append(" (" + FLAG_SHORT.get(flags[0], flags[0]) + ")", style=FLAG_STYLE.get(flags[0], DIM))
+            out.append(" (" + flags[0] + ")", style=FLAG_STYLE.get(flags[0], DIM))
     return out
 
 
@@ -380,7 +435,11 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
         lines.append(("advisory", safe(f"stage {x(e, 'stage') or artifact.stage}, confidence "
                                        f"{e.confidence}: rank by pct_gpu_time; the measurement decides")))
     if x(e, "contradiction"):
-        lines.append(("contradiction", safe(x(e, "contradiction"))))
+        lines.append(("contradiction", safe(x(e, "contradiction_detail")
+                                            or "a measured speedup beat the prediction")))
+    why = caution(e)
+    if why:
+        lines.append(("caution", safe(why)))
     if x(e, "editable") is False:
         lines.append(("not editable", Text("no editable call site: host-side levers only")))
     if not e.has_verdict and not any(k in ("suspect", "dispatch-bound", "unmodelled") for k, _ in lines):
@@ -391,7 +450,8 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
         return Text("no flags: the model's result is feasible and the entry has a verdict", style=DIM)
     t = _grid()
     for label, value in lines:
-        t.add_row(Text("⚑ " + label, style=FLAG_STYLE.get(label, "bold yellow")), value)
+        t.add_row(Text(FLAG_SYMBOL.get(label, "⚑") + " " + label,
+                       style=FLAG_STYLE.get(label, "bold yellow")), value)
     return t
 
 

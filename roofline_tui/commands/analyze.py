@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
+            options.priors_path = args.priors
         except PriorsError as exc:
             return _usage_error(f"--priors {exc}")
     result = analyze_round_with_history(round_dir, sources, options)

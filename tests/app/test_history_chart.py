@@ -13,7 +13,7 @@ async def test_history_tab_shows_prediction_beside_outcome(profile: Path) -> Non
     app = make_app(profile)
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(pilot)
-        assert app.shown is not None and app.shown.name == "round_2"
+        assert app.session.shown is not None and app.session.shown.name == "round_2"
         await pilot.click("#--content-tab-history")
         await pilot.pause()
         text = static_text(app.query_one("#history-body"))
@@ -50,7 +50,7 @@ async def test_c_opens_the_chart_and_follows_the_selection(profile: Path) -> Non
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert chart.selected != "fused_moe_kernel"
-        row = app._entries[app.selected_key]
+        row = app._rows[app.selected_key]
         assert row.entry.short_name == chart.selected
         assert app.pct_table.current_key == app.selected_key
 
@@ -67,7 +67,7 @@ async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
         await pilot.press("left_square_bracket")
         await settle(pilot)
         await pilot.pause()
-        assert app.shown.name == "round_1"
+        assert app.session.shown.name == "round_1"
         assert chart.model is not before
         assert "round 1" in chart.model.title
 
@@ -115,7 +115,7 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)  # let the watcher register its paths before the first write
-        moe = app._entries["fused_moe_kernel"].entry
+        moe = app._rows["fused_moe_kernel"].entry
         assert moe.model_extra["stage"] == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
         task.mkdir()
@@ -123,6 +123,6 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
             "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
             "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
             "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
-        await wait_until(pilot, lambda: app._entries["fused_moe_kernel"].entry
+        await wait_until(pilot, lambda: app._rows["fused_moe_kernel"].entry
                          .model_extra["stage"] == "B")
-        assert app._entries["fused_moe_kernel"].entry.confidence == "medium"
+        assert app._rows["fused_moe_kernel"].entry.confidence == "medium"
