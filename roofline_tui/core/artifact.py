@@ -7,7 +7,7 @@ spec's millisecond unit because that is its name.
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -121,9 +121,12 @@ Stage = Literal["A", "B", "C"]
 
 
 def _round_floats(value: Any) -> Any:
-    """Stable rounding (7 significant digits) so output is byte-identical and diffable."""
+    """Stable rounding (7 significant digits) so output is byte-identical and diffable; a NaN
+    or infinity (not JSON) becomes ``null``."""
     if isinstance(value, float):
-        if value == 0.0 or value != value:
+        if not math.isfinite(value):
+            return None
+        if value == 0.0:
             return value
         return float(f"{value:.7g}")
     if isinstance(value, dict):
@@ -133,10 +136,57 @@ def _round_floats(value: Any) -> Any:
     return value
 
 
+def _non_finite(value: Any, where: str, bad: list[str]) -> None:
+    """Append the place of every NaN/infinity in ``value`` to ``bad``."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            bad.append(where or "value")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _non_finite(v, f"{where}.{k}" if where else str(k), bad)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _non_finite(v, f"{where}[{i}]", bad)
+
+
+NON_FINITE_PROBLEM = "non-finite values written as null (JSON has no NaN/Infinity): "
+
+
 def artifact_to_json(artifact: Artifact) -> str:
-    """Deterministic JSON text: sorted keys, rounded floats, trailing newline."""
-    data = artifact.model_dump(mode="json", exclude_none=False)
-    return json.dumps(_round_floats(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Deterministic, strict JSON text: sorted keys, rounded floats, trailing newline.
+
+    Non-finite numbers (an overflow from hostile input that got past the coercer) are written
+    as ``null`` and recorded once in the artifact's ``skill_errors``, so ``--strict`` sees
+    them. Strings are written as valid UTF-8 with terminal-active characters escaped.
+    """
+    from roofline_tui.core.store import strict_json_dumps
+
+    bad: list[str] = []
+    # the python-mode dump shows every non-finite float (the json-mode one silently turns
+    # those in untyped extras into None), the json-mode one is what is written
+    _non_finite(artifact.model_dump(mode="python", exclude_none=False), "", bad)
+    data = _round_floats(artifact.model_dump(mode="json", exclude_none=False))
+    if bad:
+        names = [e.short_name for e in artifact.entries]
+        shown = [_entry_path(p, names) for p in bad[:6]]
+        more = f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+        problem = NON_FINITE_PROBLEM + ", ".join(shown) + more
+        if problem not in artifact.skill_errors:
+            artifact.skill_errors.append(problem)
+        data["skill_errors"] = _round_floats(
+            artifact.model_dump(mode="json", include={"skill_errors"})["skill_errors"])
+    return strict_json_dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _entry_path(path: str, names: list[str]) -> str:
+    """``entries[2].hbm_util`` -> ``entries[fused_moe].hbm_util`` (the entry's short name)."""
+    from roofline_tui.core.textsafe import printable
+
+    if path.startswith("entries["):
+        idx, _, rest = path[len("entries["):].partition("]")
+        if idx.isdigit() and int(idx) < len(names):
+            return f"entries[{printable(names[int(idx)], limit=40)}]{rest}"
+    return printable(path, limit=80)
 
 
 def artifact_json_schema() -> dict[str, Any]:

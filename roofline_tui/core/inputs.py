@@ -7,15 +7,15 @@ reason. Nothing here raises for bad input.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from roofline_tui.core.store import ReadProblem, finite_or_none, read_json
-from roofline_tui.core.textsafe import printable
+from roofline_tui.core.coerce import coerce_number, integer, number
+from roofline_tui.core.store import ReadProblem, read_json
+from roofline_tui.core.textsafe import printable, valid_unicode
 
 REGIMES = ("decode", "prefill")
 
@@ -24,30 +24,22 @@ REGIMES = ("decode", "prefill")
 
 
 def _num(value: Any, *, positive: bool = False, nonneg: bool = False) -> float | None:
-    f = finite_or_none(value)
-    if f is None and isinstance(value, str):
-        try:
-            f = float(value.replace(",", "").strip())
-        except ValueError:
-            return None
-        if not math.isfinite(f):
-            return None
-    if f is None:
-        return None
-    if positive and f <= 0:
-        return None
-    if nonneg and f < 0:
-        return None
-    return f
+    """A finite number from a file field through the one coercer, or ``None``."""
+    return number(value, positive=positive, nonneg=nonneg)
 
 
 def _int(value: Any, *, positive: bool = False) -> int | None:
-    f = _num(value, positive=positive, nonneg=True)
-    return None if f is None else int(round(f))
+    """A count (negative refused) through the one coercer, or ``None``."""
+    return integer(value, positive=positive)
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+    """A non-blank string from a file, made encodable (lone surrogates written as escapes)."""
+    return valid_unicode(value) if isinstance(value, str) and value.strip() else None
+
+
+# A share of GPU time is a percentage: anything above this is not a share of anything.
+PCT_MAX = 100.0
 
 
 def _regime_map(value: Any, *, positive: bool = True) -> dict[str, float]:
@@ -61,6 +53,11 @@ def _regime_map(value: Any, *, positive: bool = True) -> dict[str, float]:
     return out
 
 
+# A tensor dimension or rank beyond these is not a shape (products of dims must stay finite).
+MAX_DIM = 2**40
+MAX_RANK = 16
+
+
 def _shapes(value: Any) -> list[list[list[int]]]:
     """``shapes`` is a list of shape sets; each set a list of dims lists. Keep the valid ones."""
     out: list[list[list[int]]] = []
@@ -71,8 +68,8 @@ def _shapes(value: Any) -> list[list[list[int]]]:
             continue
         dims_list: list[list[int]] = []
         for dims in shape_set:
-            if isinstance(dims, list) and all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims
+            if isinstance(dims, list) and len(dims) <= MAX_RANK and all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM for d in dims
             ):
                 dims_list.append(list(dims))
             else:
@@ -188,11 +185,13 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     if name is None:
         return None, f"{where}: no kernel name, skipped"
     pct_raw = raw.get("pct_gpu_time")
-    pct = _num(pct_raw, nonneg=True)
-    if pct is None:
+    pct_c = coerce_number(pct_raw, nonneg=True)
+    pct = pct_c.value
+    if pct is None or pct > PCT_MAX:
+        why = pct_c.problem if pct is None else f"{pct:g} is above {PCT_MAX:g}"
         return None, (
-            f"{where} ({printable(name, limit=60)}): pct_gpu_time {printable(repr(pct_raw), limit=30)}"
-            " is not a finite non-negative number, skipped"
+            f"{where} ({printable(name, limit=60)}): pct_gpu_time is not a percentage "
+            f"({printable(why, limit=60)}), skipped"
         )
     notes: list[str] = []
     short = _str(raw.get("short_name")) or short_name_of(name)
@@ -200,11 +199,15 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     def opt_num(key: str, **kw: bool) -> float | None:
         if key not in raw or raw[key] is None:
             return None
-        f = _num(raw[key], **kw)
-        if f is None:
-            notes.append(f"{key} {printable(repr(raw[key]), limit=30)} ignored (not a valid number)")
-        return f
+        c = coerce_number(raw[key], **kw)
+        if c.value is None:
+            notes.append(f"{key} ignored: {printable(c.problem, limit=60)}")
+        elif key == "serving_weighted_pct" and c.value > PCT_MAX:
+            notes.append(f"{key} ignored: {c.value:g} is above {PCT_MAX:g}")
+            return None
+        return c.value
 
+    rank = opt_num("rank", positive=True)
     calls = opt_num("calls", nonneg=True)
     total_ms = opt_num("total_ms", nonneg=True)
     avg_us = opt_num("avg_us", positive=True)
@@ -232,8 +235,8 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
         name=name,
         short_name=short,
         pct_gpu_time=pct,
-        rank=_int(raw.get("rank"), positive=True),
-        calls=int(calls) if calls is not None else None,
+        rank=int(round(rank)) if rank is not None else None,
+        calls=int(round(calls)) if calls is not None else None,
         total_ms=total_ms,
         avg_us=avg_us,
         shapes=_shapes(raw.get("shapes")),
@@ -272,6 +275,9 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
             problems.append(f"profile_topN.json: {reason}")
         else:
             entries.append(entry)
+            problems += [f"profile_topN.json: top_kernels[{i}] "
+                         f"({printable(entry.short_name, limit=60)}): {note}"
+                         for note in entry.input_notes]
     serving = None
     sv = data.get("serving")
     if isinstance(sv, dict):
@@ -321,6 +327,11 @@ def read_topn(path: Path) -> tuple[TopN | None, list[str], ReadProblem | None]:
     return topn, problems, None
 
 
+# Tokens per request, concurrency or tensor parallelism beyond this are not a workload (and would
+# overflow the byte models' products).
+WORKLOAD_MAX = 1e9
+
+
 def parse_env_report(data: Any) -> tuple[EnvReport, list[str]]:
     problems: list[str] = []
     if not isinstance(data, dict):
@@ -331,10 +342,11 @@ def parse_env_report(data: Any) -> tuple[EnvReport, list[str]]:
         vals: dict[str, int | None] = {}
         for key in ("isl", "osl", "conc", "tp"):
             v = wl_raw.get(key)
-            iv = _int(v, positive=True)
-            if v is not None and iv is None:
-                problems.append(f"env_report.json: workload.{key} {printable(repr(v), limit=30)} ignored")
-            vals[key] = iv
+            c = coerce_number(v, positive=True, max_abs=WORKLOAD_MAX)
+            if v is not None and c.value is None:
+                problems.append(f"env_report.json: workload.{key} ignored: "
+                                f"{printable(c.problem, limit=60)}")
+            vals[key] = None if c.value is None else max(int(round(c.value)), 1)
         wl = Workload(**vals)
     elif wl_raw is not None:
         problems.append("env_report.json: workload is not an object, ignored")

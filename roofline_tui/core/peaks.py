@@ -12,16 +12,19 @@ Nothing here raises on bad input: a broken block becomes a problem string, an un
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field
 
+from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.store import ReadProblem, parse_yaml_text, read_text
+from roofline_tui.core.textsafe import printable
 
 __all__ = [
     "PeakSection",
@@ -182,22 +185,21 @@ def _one_line(text: object, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+# Plausible magnitudes for a peak (SI units): a bandwidth below 1 MB/s or a rate below
+# 1 MFLOP/s is a typo or an attack, and would turn every ratio into an overflow.
+PEAK_MIN = 1e6
+PEAK_MAX = 1e20
+
+
 def _as_float(value: Any) -> float | None:
-    """Numbers and numeric strings (PyYAML reads ``8.0e12`` as a string) -> positive float."""
-    if isinstance(value, bool):
-        return None
-    try:
-        if isinstance(value, int | float):
-            out = float(value)
-        elif isinstance(value, str):
-            out = float(value.strip().replace("_", ""))
-        else:
-            return None
-    except (ValueError, OverflowError):
-        return None
-    if not math.isfinite(out) or out <= 0:
-        return None
-    return out
+    """A positive number (PyYAML reads ``8.0e12`` as a string) through the one coercer."""
+    return number(value, positive=True)
+
+
+def _as_peak(value: Any) -> float | None:
+    """A peak rate: a positive number within [PEAK_MIN, PEAK_MAX]."""
+    f = number(value, positive=True)
+    return f if f is not None and PEAK_MIN <= f <= PEAK_MAX else None
 
 
 def _as_int(value: Any) -> int | None:
@@ -242,7 +244,7 @@ def _section_from_mapping(
     if not gfx:
         problems.append(f"{where}: no 'gfx' key; block skipped")
         return None
-    hbm = _as_float(data.get("hbm_bw_bytes_s"))
+    hbm = _as_peak(data.get("hbm_bw_bytes_s"))
     if hbm is None:
         problems.append(f"{where}: missing or invalid hbm_bw_bytes_s; block skipped")
         return None
@@ -251,7 +253,7 @@ def _section_from_mapping(
     if isinstance(raw_flops, Mapping):
         for key, value in raw_flops.items():
             canon = canonical_dtype(str(key))
-            val = _as_float(value)
+            val = _as_peak(value)
             if canon is None or val is None:
                 problems.append(f"{where}: flops entry {_one_line(key, 40)!r} ignored")
                 continue
@@ -295,9 +297,9 @@ def parse_peaks_md(text: str) -> tuple[list[PeakSection], list[str]]:
     for n, (title, line, body) in enumerate(blocks, start=1):
         where = f"yaml block {n} (line {line}" + (f", '{_one_line(title, 60)}')" if title else ")")
         try:
-            data = yaml.safe_load(body)
-        except Exception as exc:
-            problems.append(f"{where}: YAML error: {_one_line(exc, 120)}")
+            data = parse_yaml_text(body, where)
+        except Exception as exc:  # aliases, depth, syntax: one line, block skipped
+            problems.append(_one_line(exc, 200))
             continue
         if data is None:
             continue
@@ -321,26 +323,53 @@ def parse_peaks_md(text: str) -> tuple[list[PeakSection], list[str]]:
     return sections, problems
 
 
+# A peak table is a page of prose with a few yaml blocks; anything larger is not one.
+MAX_PEAKS_BYTES = 4 * 1024 * 1024
+
+# parsed tables by (path, size, mtime_ns): the bundled table is parsed once per process, a
+# --peaks file again only when it changes
+_TABLE_CACHE: dict[tuple[str, int, int], tuple[list[PeakSection], list[str]]] = {}
+
+
+def _parse_cached(key: tuple[str, int, int], text: str, label: str
+                  ) -> tuple[list[PeakSection], list[str]]:
+    hit = _TABLE_CACHE.get(key)
+    if hit is None:
+        sections, problems = parse_peaks_md(text)
+        if not sections:
+            problems.append(f"peak table {label} has no usable sections")
+        if len(_TABLE_CACHE) >= 8:
+            _TABLE_CACHE.clear()
+        hit = _TABLE_CACHE[key] = (sections, problems)
+    # copies: callers may append to the problems or edit a section
+    return [sec.model_copy(deep=True) for sec in hit[0]], list(hit[1])
+
+
 def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], list[str]]:
     """Parse ``path``, or the table bundled in ``roofline_tui/data/peaks.md`` when ``None``.
 
-    Never raises; an unreadable file gives no sections and one problem line.
+    The file is read through the bounded reader (a regular file of at most
+    :data:`MAX_PEAKS_BYTES`) and its YAML without aliases (:func:`parse_yaml_text`); a table
+    already parsed in this process is not parsed again. Never raises; an unreadable file gives
+    no sections and one problem line.
     """
+    if path is None:
+        ref = resources.files("roofline_tui").joinpath("data/peaks.md")
+        target: Path | str = str(ref)
+        label = "bundled peaks.md"
+    else:
+        target = Path(path)
+        label = printable(os.fsdecode(path), limit=120)
     try:
-        if path is None:
-            ref = resources.files("roofline_tui").joinpath("data/peaks.md")
-            text = ref.read_text(encoding="utf-8")
-            label = "bundled peaks.md"
-        else:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-            label = str(path)
-    except Exception as exc:
-        where = "bundled peaks.md" if path is None else str(path)
-        return [], [f"cannot read peak table {where}: {_one_line(exc, 120)}"]
-    sections, problems = parse_peaks_md(text)
-    if not sections:
-        problems.append(f"peak table {label} has no usable sections")
-    return sections, problems
+        st = os.stat(target)
+        key = (os.fsdecode(target), st.st_size, st.st_mtime_ns)
+        if key in _TABLE_CACHE:
+            return _parse_cached(key, "", label)
+        text = read_text(target, max_bytes=MAX_PEAKS_BYTES, errors="replace")
+    except (OSError, ValueError) as exc:
+        why = exc.reason if isinstance(exc, ReadProblem) else _one_line(exc, 120)
+        return [], [f"cannot read peak table {label}: {printable(why, limit=160)}"]
+    return _parse_cached(key, text, label)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,16 +527,25 @@ def derive_peaks_from_props(
     nums = _read_prop_numbers(props)
     problems: list[str] = []
     hbm: float | None = None
+    implausible: list[str] = []
     if "mem_clock_hz" in nums and "bus_bits" in nums:
-        hbm = nums["mem_clock_hz"] * nums["bus_bits"] / 8 * 2
+        hbm = _as_peak(nums["mem_clock_hz"] * nums["bus_bits"] / 8 * 2)
+        if hbm is None:
+            implausible.append("memory bandwidth")
     flops: dict[str, float] = {}
     family = _CDNA_OF_ARCH.get(arch or "")
     cu = _as_int(nums.get("cu")) if "cu" in nums else None
     if family and cu and "clock_hz" in nums:
         for dtype, rate in CDNA_FLOPS_PER_CU_CLOCK[family].items():
-            flops[dtype] = cu * nums["clock_hz"] * rate
+            val = _as_peak(cu * nums["clock_hz"] * rate)
+            if val is None:
+                implausible.append(f"{dtype} peak")
+            else:
+                flops[dtype] = val
     label = arch or "GPU arch unknown"
     if hbm is None and not flops:
+        if implausible:
+            label += f" (implausible {', '.join(implausible[:3])} from device properties)"
         return _no_peaks(
             arch,
             product,
@@ -518,6 +556,9 @@ def derive_peaks_from_props(
         f"{label}: no peak-table section; peaks derived from device properties "
         "(confidence low, display only)"
     )
+    if implausible:
+        problems.append(f"device properties give an implausible {', '.join(implausible[:3])} "
+                        f"(outside {PEAK_MIN:g}..{PEAK_MAX:g} per second); not used")
     if hbm is None:
         problems.append("memory bandwidth not derivable (no memory clock / bus width)")
     else:

@@ -30,6 +30,7 @@ A bare mapping ``{"moe": 0.92}`` is accepted too.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -137,41 +138,66 @@ def write_priors(path: Path, cal: list[Calibration], source: str) -> Path:
 
 
 def load_priors(path: Path) -> tuple[dict[str, float], str]:
-    """``(target_eff overrides by op class, a statement of their source)``."""
-    import yaml
+    """``(target_eff overrides by op class, a statement of their source)``.
+
+    The file is read bounded (a regular file of at most 16 MiB) and parsed as JSON, or else as
+    YAML without anchors or aliases, at most 64 levels deep; each value goes through the one
+    number coercer. Every refusal is a :class:`PriorsError` with a one-line reason.
+    """
+    from roofline_tui.core.coerce import coerce_number
+    from roofline_tui.core.store import (
+        MAX_SMALL_BYTES,
+        ReadProblem,
+        parse_json_text,
+        parse_yaml_text,
+        read_text,
+    )
 
     path = Path(path)
+    name = printable(os.fsdecode(path.name), limit=80)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PriorsError(f"{path.name}: cannot read ({type(exc).__name__})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PriorsError(f"{path.name}: not JSON or YAML ({printable(exc, limit=120)})") from None
+        text = read_text(path, max_bytes=MAX_SMALL_BYTES)
+    except ReadProblem as exc:
+        raise PriorsError(f"{name}: cannot read ({exc.reason})") from None
+    data: Any = None
+    parsed = False
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            data, parsed = parse_json_text(text, path), True
+        except ReadProblem as exc:
+            if "nested" in exc.reason:
+                raise PriorsError(f"{name}: {exc.reason}") from None
+    if not parsed:  # YAML (JSON is YAML too: flow mappings without quotes land here)
+        try:
+            data = parse_yaml_text(text, name)
+        except ValueError as exc:
+            raise PriorsError(printable(exc, limit=200)) from None
     if not isinstance(data, dict):
-        raise PriorsError(f"{path.name}: expected a mapping")
+        raise PriorsError(f"{name}: expected a mapping")
     if "target_eff" in data or "schema" in data:
         schema = data.get("schema")
         if schema is not None and schema != PRIORS_SCHEMA:
-            raise PriorsError(f"{path.name}: schema {printable(schema, limit=40)} is not "
+            raise PriorsError(f"{name}: schema {printable(schema, limit=40)} is not "
                               f"{PRIORS_SCHEMA}")
         values = data.get("target_eff")
         learnt = data.get("source")
     else:
         values, learnt = data, None
     if not isinstance(values, dict) or not values:
-        raise PriorsError(f"{path.name}: no target_eff values")
+        raise PriorsError(f"{name}: no target_eff values")
     out: dict[str, float] = {}
     for op_class, v in values.items():
         if op_class not in MODELS:
             known = ", ".join(sorted(MODELS))
-            raise PriorsError(f"{path.name}: unknown op class {printable(op_class, limit=40)} "
+            raise PriorsError(f"{name}: unknown op class {printable(op_class, limit=40)} "
                               f"(known: {known})")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < float(v) <= 1.0:
-            raise PriorsError(f"{path.name}: target_eff for {op_class} must be a number in (0, 1]")
-        out[str(op_class)] = float(v)
-    where = (f"{path.name} ({PRIORS_SCHEMA} for {', '.join(sorted(out))}; spec §7 priors for "
+        c = coerce_number(v, positive=True, text=False)
+        if c.value is None or c.value > 1.0:
+            why = c.problem or f"{c.value:g} is above 1"
+            raise PriorsError(f"{name}: target_eff for {op_class} must be a number in (0, 1] "
+                              f"({printable(why, limit=60)})")
+        out[str(op_class)] = c.value
+    where = (f"{name} ({PRIORS_SCHEMA} for {', '.join(sorted(out))}; spec §7 priors for "
              "other classes")
     if learnt:
         where += f"; learnt from {printable(learnt, limit=80)}"

@@ -18,7 +18,7 @@ from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
-from roofline_tui.core.store import ReadProblem, atomic_write_text, read_json
+from roofline_tui.core.store import ReadProblem, atomic_write_pair, read_json
 
 TOPN_NAME = "profile_topN.json"
 ENV_NAME = "env_report.json"
@@ -255,8 +255,13 @@ def _is_under(path: Path, root: Path) -> bool:
 
 
 def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``profile_roofline.json`` and ``.md`` atomically (temp file + rename)."""
+    """Write ``profile_roofline.json`` and ``.md`` as a pair: both are written to temp files
+    first and renamed only when both succeeded, so a new json never sits beside an old md.
+    Raises :class:`~roofline_tui.core.store.WriteProblem` naming the file that failed."""
     out_dir = Path(out_dir)
-    json_path = atomic_write_text(out_dir / ARTIFACT_JSON, artifact_to_json(artifact))
-    md_path = atomic_write_text(out_dir / ARTIFACT_MD, artifact_to_markdown(artifact))
+    json_text = artifact_to_json(artifact)  # first: it records non-finite values as problems
+    json_path, md_path = atomic_write_pair([
+        (out_dir / ARTIFACT_JSON, json_text),
+        (out_dir / ARTIFACT_MD, artifact_to_markdown(artifact)),
+    ])
     return json_path, md_path

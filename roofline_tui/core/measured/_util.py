@@ -8,6 +8,8 @@ import math
 import re
 from pathlib import Path
 
+from roofline_tui.core import store
+
 MAX_TEXT_BYTES = 256 * 1024 * 1024
 
 _THOUSANDS_COMMA = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
@@ -45,9 +47,17 @@ def to_float(value: object) -> float | None:
 
 
 def read_text(path: Path) -> str:
-    """Read a file as text whatever its encoding; undecodable bytes are replaced."""
-    data = path.read_bytes()[:MAX_TEXT_BYTES]
-    return data.decode("utf-8-sig", errors="replace").replace("\x00", "")
+    """Read a regular file of at most ``MAX_TEXT_BYTES`` as text whatever its encoding
+    (undecodable bytes are replaced) through the engine's bounded reader; raises
+    :class:`~roofline_tui.core.store.ReadProblem` (an ``OSError``)."""
+    return store.read_text(path, max_bytes=MAX_TEXT_BYTES, errors="replace").replace("\x00", "")
+
+
+def read_json(path: Path) -> object:
+    """A JSON document read by :func:`read_text`, nested at most ``store.MAX_DEPTH`` deep.
+    ``NaN`` literals are accepted here (the fields go through the coercer, which refuses them);
+    raises ``OSError`` or ``ValueError`` with a one-line reason."""
+    return store.parse_json_text(read_text(path), path, allow_nan=True)
 
 
 def csv_rows(text: str) -> list[list[str]]:

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from roofline_tui.core.store import read_bytes
+
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
@@ -34,8 +36,7 @@ def sniff(path: Path) -> str:
     ncu-raw, ncu-rep, roofline-v1, sysinfo, kernel-trace, or unknown."""
     if path.suffix.lower() == ".ncu-rep":
         return "ncu-rep"
-    with path.open("rb") as fh:
-        head = fh.read(len(SQLITE_MAGIC))
+    head = read_bytes(path, max_bytes=len(SQLITE_MAGIC), head=True)  # never blocks on a FIFO
     if head == SQLITE_MAGIC:
         return "rocpd"
     text = read_text(path)

@@ -10,10 +10,9 @@ stay None; numeric case metrics go to ``corroboration``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ._util import read_text, to_float
+from ._util import read_json, to_float
 from .models import KernelMeasurement
 
 _MEMORY = ("hbm", "dram", "memory", "mem", "l2", "llc", "mall", "lds", "bandwidth", "vmem")
@@ -67,7 +66,7 @@ def parse_roofline_v1(
 ) -> tuple[KernelMeasurement | None, list[str]]:
     if doc is None:
         try:
-            doc = json.loads(read_text(path))
+            doc = read_json(path)
         except (OSError, ValueError) as exc:
             return None, [f"{path.name}: not JSON ({str(exc)[:80]})"]
     if not looks_like_roofline_v1(doc):

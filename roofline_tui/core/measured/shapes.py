@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from ..dtypes import canonical_dtype
-from ._util import as_int, int_list, read_text, shape_list, to_float
+from ._util import as_int, int_list, read_json, shape_list, to_float
 from .models import CapturedShapes, MoEParams, ShapeCase
 from .names import best_match
 
@@ -69,7 +69,7 @@ def _load_json(path: Path, problems: list[str]) -> object | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(read_text(path))
+        return read_json(path)
     except (OSError, ValueError) as exc:
         problems.append(f"{path.name}: not valid JSON ({str(exc)[:80]})")
         return None
