@@ -1,97 +1,74 @@
-"""Benchmark `roofline analyze`: whole-process time on a 25-entry round, and analyze() cost
-versus Top-N size (1,000 and 10,000 entries). Prints figures; asserts nothing.
+"""`roofline analyze` benchmarks, as ratios (run through ``bench/run``; this file alone runs
+just these: ``python bench/bench_analyze.py [--quick] [--tree DIR ...]``).
 
-    python bench/bench_analyze.py [--repeat 7] [--json OUT.json]
+* whole process on the demo's newest round (round_2, 25 entries, 2 earlier rounds for its
+  history) over ``python -c pass``: what the command costs beyond starting Python at all;
+* the same command on a 10,000-entry Top-N (that round padded with realistic tail kernels; the
+  default 8 heads analysed) over the same command on the demo round: what a big Top-N adds.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO = REPO / "roofline_tui" / "demo"
+from harness import PYTHON, Context, Figure, Probe, Tree, copy_demo
+
+ROUND = "round_2"
+
+FIGURES = [
+    Figure("analyze_process", "`roofline analyze`, demo round, whole process", "`python -c pass`",
+           5.0, "{tree}:analyze_demo", "floor:python_pass"),
+    Figure("analyze_10k", "`roofline analyze`, 10,000-entry Top-N",
+           "the same command on the demo round", 2.5, "{tree}:analyze_10k",
+           "{tree}:analyze_demo"),
+]
+
+_TAIL_KINDS = ["rms_norm_kernel", "act_and_mul_kernel", "Cijk_Ailk_Bljk_F8BS", "fill_kernel",
+               "fused_moe_kernel_aux", "paged_attention_v2"]
 
 
-def synthetic_round(dst: Path, n_entries: int) -> Path:
-    """The demo round_0 padded with ``n_entries`` realistic tail kernels."""
-    shutil.copytree(DEMO, dst, ignore=shutil.ignore_patterns("profile_roofline.*"))
-    round_dir = dst / "profile" / "round_0"
-    path = round_dir / "profile_topN.json"
+def pad_topn(path: Path, n_entries: int) -> None:
+    """Pad a profile_topN.json with small tail kernels up to ``n_entries`` entries (each under
+    0.002 % of GPU time, so the percentages still sum to under 100)."""
     data = json.loads(path.read_text())
-    base = data["top_kernels"]
-    kinds = ["rms_norm_kernel", "act_and_mul_kernel", "Cijk_Ailk_Bljk_F8BS", "fill_kernel",
-             "fused_moe_kernel_aux", "paged_attention_v2"]
-    rows = list(base)
+    rows = list(data["top_kernels"])
     i = 0
     while len(rows) < n_entries:
-        k = kinds[i % len(kinds)]
-        rows.append({"name": f"{k}_{i}", "pct_gpu_time": round(5.0 + (i % 7), 2),
+        k = _TAIL_KINDS[i % len(_TAIL_KINDS)]
+        rows.append({"name": f"{k}_{i}", "pct_gpu_time": round(0.0005 + (i % 7) / 5000, 4),
                      "avg_us": 10.0 + i % 50, "shapes": [[[64, 2048], [2048, 4096]]],
                      "dtypes": ["c10::BFloat16"], "base_latency_ms": {"decode": 0.02},
                      "calls_per_step": {"decode": 40.0}, "served_regimes": ["decode"]})
         i += 1
     data["top_kernels"] = rows[:n_entries]
     path.write_text(json.dumps(data))
-    return round_dir
 
 
-def time_process(round_dir: Path, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(round_dir)],
-                       check=True, capture_output=True)
-        times.append(time.perf_counter() - t0)
-    return times
+def analyze_argv(round_dir: Path) -> list[str]:
+    return [PYTHON, "-m", "roofline_tui", "analyze", str(round_dir)]
 
 
-def time_engine(round_dir: Path, n: int, repeat: int) -> float:
-    from roofline_tui.core.analyze import AnalyzeOptions
-    from roofline_tui.core.round import analyze_round
-
-    opts = AnalyzeOptions(max_heads=n)  # analyse every entry, not only 8 heads
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        analyze_round(round_dir, None, opts)
-        best = min(best, time.perf_counter() - t0)
-    return best
+def add_probes(ctx: Context) -> None:
+    n = ctx.cfg["analyze_runs"]
+    ctx.probes.append(Probe("floor:python_pass", [PYTHON, "-c", "pass"], None, n=n, warmup=True))
+    for tree in ctx.trees:
+        add_tree_probes(ctx, tree, n)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
-    results: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        r25 = synthetic_round(Path(tmp) / "r25", 25)
-        proc = time_process(r25, args.repeat)
-        results["analyze_process_25_median_s"] = statistics.median(proc)
-        print(f"roofline analyze, 25 entries, whole process: median {statistics.median(proc):.3f} s"
-              f" (min {min(proc):.3f}, max {max(proc):.3f}, n={len(proc)})")
-        for n in (25, 1000, 10000):
-            rd = synthetic_round(Path(tmp) / f"e{n}", n)
-            best = time_engine(rd, n, 3)
-            results[f"analyze_engine_{n}_all_heads_s"] = best
-            print(f"analyze_round(), {n:>6} entries, every entry analysed: best {best:.3f} s "
-                  f"({best / n * 1e6:.0f} µs/entry)")
-        r10k = synthetic_round(Path(tmp) / "p10k", 10000)
-        proc10k = time_process(r10k, 3)
-        results["analyze_process_10000_median_s"] = statistics.median(proc10k)
-        print(f"roofline analyze, 10,000-entry Top-N (8 heads), whole process: median "
-              f"{statistics.median(proc10k):.3f} s")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+def add_tree_probes(ctx: Context, tree: Tree, n: int) -> None:
+    demo = copy_demo(tree, ctx.work / tree.label / "analyze_demo")
+    big = copy_demo(tree, ctx.work / tree.label / "analyze_10k")
+    pad_topn(big / ROUND / "profile_topN.json", 10_000)
+    ctx.probes.append(Probe(f"{tree.label}:analyze_demo", analyze_argv(demo / ROUND), tree, n=n,
+                            warmup=True))
+    ctx.probes.append(Probe(f"{tree.label}:analyze_10k", analyze_argv(big / ROUND), tree, n=n,
+                            warmup=True))
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    import run_all
+
+    raise SystemExit(run_all.main(["--only", "analyze", *sys.argv[1:]]))

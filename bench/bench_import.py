@@ -1,107 +1,55 @@
-"""Benchmark the torch-trace importer on a large synthetic Kineto trace.
+"""`roofline import torch` benchmark, as ratios (run through ``bench/run``; this file alone runs
+just these: ``python bench/bench_import.py [--quick] [--tree DIR ...]``).
 
-    python bench/bench_import.py [--kernels 200000] [--gz] [--keep PATH]
-
-Prints trace size, import time, events/s, MB/s and peak memory (RSS high-water mark of a fresh
-child process, which isolates the import from the trace generation). When HolisticTraceAnalysis
-is importable the same trace is also timed through HTA's kernel breakdown.
+A synthetic Kineto trace with 120,000 GPU kernels (20,000 with ``--quick``) is written once; then,
+interleaved, the whole ``roofline import torch TRACE --out DIR`` process and a process that only
+does ``json.load`` of the same file. Two figures: wall time over the ``json.load`` process's, and
+peak RSS (each child's own, from ``wait4``) over the ``json.load`` process's.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from harness import PYTHON, Context, Figure, Probe
 
-from roofline_tui.importers.synth import SynthSpec, write_trace  # noqa: E402
+FIGURES = [
+    Figure("import_time", "`roofline import torch`, 120k kernels, time", "`json.load` of the file",
+           2.0, "{tree}:import_torch", "floor:json_load"),
+    Figure("import_memory", "`roofline import torch`, 120k kernels, peak memory",
+           "`json.load` of the file", 0.5, "{tree}:import_torch", "floor:json_load",
+           what="maxrss_kib", unit="KiB"),
+]
 
-_CHILD = r"""
-import json, resource, sys, time
-from roofline_tui.importers import import_torch
-t0 = time.perf_counter()
-res = import_torch(sys.argv[1], progress=False)
-dt = time.perf_counter() - t0
-print(json.dumps({"seconds": dt, "events": res.events_seen,
-                  "launches": res.doc["num_kernel_launches"],
-                  "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
-"""
-
-_CHILD_BASELINE = r"""
-import json, resource
-import roofline_tui.importers
-print(json.dumps({"maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
-"""
-
-_CHILD_HTA = r"""
-import json, resource, sys, time
-from hta.trace_analysis import TraceAnalysis
-t0 = time.perf_counter()
-ta = TraceAnalysis(trace_dir=sys.argv[1])
-ta.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
-print(json.dumps({"seconds": time.perf_counter() - t0,
-                  "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
-"""
+JSON_LOAD = "import json, sys\nwith open(sys.argv[1], 'rb') as fh:\n    json.load(fh)\n"
 
 
-def _child(code: str, *args: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                         env=env, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernels", type=int, default=200_000)
-    ap.add_argument("--gz", action="store_true", help="write the trace gzip-compressed")
-    ap.add_argument("--keep", type=Path, default=None, help="write the trace here and keep it")
-    args = ap.parse_args()
+def write_trace(path: Path, kernels: int) -> None:
+    """The bench's own tree writes the trace (the same file for every tree measured)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from roofline_tui.importers.synth import SynthSpec
+    from roofline_tui.importers.synth import write_trace as write
 
     layers = 25
-    steps = max(1, args.kernels // (layers * 4))
-    spec = SynthSpec(prefill_steps=max(1, steps // 40), decode_steps=steps - max(1, steps // 40),
-                     layers=layers)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = args.keep or Path(tmp) / ("trace.json.gz" if args.gz else "trace.json")
-        t0 = time.perf_counter()
-        write_trace(path, spec)
-        gen = time.perf_counter() - t0
-        size_mb = path.stat().st_size / 1e6
-        print(f"synthetic trace: {path.name}, {size_mb:.1f} MB, generated in {gen:.1f} s")
+    steps = max(1, kernels // (layers * 4))  # 4 kernels per layer per step
+    prefill = max(1, steps // 40)
+    write(path, SynthSpec(prefill_steps=prefill, decode_steps=steps - prefill, layers=layers))
 
-        base = _child(_CHILD_BASELINE)
-        ours = _child(_CHILD, str(path))
-        ev_s = ours["events"] / ours["seconds"]
-        print(f"roofline import: {ours['seconds']:.2f} s, {ours['events']:,} events "
-              f"({ours['launches']:,} GPU launches), {ev_s:,.0f} events/s, "
-              f"{size_mb / ours['seconds']:.1f} MB/s")
-        print(f"  peak RSS {ours['maxrss_kib'] / 1024:.0f} MiB "
-              f"(interpreter + package baseline {base['maxrss_kib'] / 1024:.0f} MiB; "
-              f"import adds {(ours['maxrss_kib'] - base['maxrss_kib']) / 1024:.0f} MiB for a "
-              f"{size_mb:.0f} MB file)")
-        try:
-            import hta  # noqa: F401
-        except ImportError:
-            print("HolisticTraceAnalysis: not installed, skipped (pip install "
-                  "'roofline_tui[peer]')")
-        else:
-            hdir = Path(tmp) / "hta"
-            hdir.mkdir()
-            (hdir / path.name).symlink_to(path.resolve())
-            theirs = _child(_CHILD_HTA, str(hdir))
-            print(f"HTA kernel breakdown: {theirs['seconds']:.2f} s, peak RSS "
-                  f"{theirs['maxrss_kib'] / 1024:.0f} MiB "
-                  f"(ours is {theirs['seconds'] / ours['seconds']:.1f}x faster)")
-    return 0
+
+def add_probes(ctx: Context) -> None:
+    n = ctx.cfg["import_runs"]
+    trace = ctx.work / "trace.json"
+    write_trace(trace, ctx.cfg["import_kernels"])
+    ctx.probes.append(Probe("floor:json_load", [PYTHON, "-c", JSON_LOAD, str(trace)], None, n=n))
+    for tree in ctx.trees:
+        out = ctx.work / tree.label / "import_round"
+        ctx.probes.append(Probe(f"{tree.label}:import_torch",
+                                [PYTHON, "-m", "roofline_tui", "import", "torch", str(trace),
+                                 "--out", str(out)], tree, n=n))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import run_all
+
+    raise SystemExit(run_all.main(["--only", "import", *sys.argv[1:]]))

@@ -1,30 +1,36 @@
-"""All published benchmarks in one run: prints the figures and writes them as JSON.
+"""Every published benchmark in one run, each figure a ratio against a floor measured in the same
+run (minimum of N interleaved runs); prints a table and writes ``bench/out/bench.json``.
 
-    bench/run [--quick] [--out bench/out/bench.json]
+    bench/run [--quick] [--tree [LABEL=]DIR ...] [--only analyze|dash|import ...] [--out FILE]
 
-Reuses the measuring functions of ``bench_analyze.py``, ``bench_dash.py`` and ``bench_import.py``
-(each still runs on its own). Figures:
+``--tree`` (repeatable) names the source trees to measure; default: the tree this script is in.
+With two trees (say the code before a change and after it) every probe of both runs in the same
+loop, so their figures come from the same minutes of the same machine. The floors are shared.
 
-* analyze time: ``roofline analyze`` whole process on a 25-entry round, and the engine's
-  ``analyze_round()`` with every entry analysed at 25, 1,000 and 10,000 entries (plus the whole
-  process on a 10,000-entry Top-N, default 8 heads);
-* dashboard: start to first paint (fresh interpreter), file change -> table updated p50/p95,
-  RSS after 1,000 live updates (each waited for on screen), Python-heap growth over recomputes;
-* import: torch-trace importer throughput (events/s, MB/s) on a synthetic Kineto trace.
+Figures (goal in brackets, as a ratio; the floor is the denominator):
 
-``--quick`` shrinks every sample (fewer repeats and changes, a smaller trace) for a smoke run; its
-figures are noisier and the memory figure covers fewer updates than the published one.
+* ``roofline analyze``, demo round, whole process / ``python -c pass``                 [<= 5]
+* ``roofline analyze``, 10,000-entry Top-N / the same command on the demo round          [<= 2.5]
+* ``roofline dash`` start -> tables painted / a minimal Header+DataTable+Footer app      [<= 1.5]
+* live update p50 with 20 rounds / the same with 1 round                                 [<= 1.2]
+* live update p50 with 1 round / a minimal app watching one file, updating one cell      [<= 1.5]
+* ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 2]
+* the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.5]
+
+plus RSS before and after 1,000 live updates (flat), measured once per tree at the end.
+
+``--quick`` runs fewer repeats, fewer changes, a 20k-kernel trace and 100 updates for memory:
+a smoke run whose ratios are noisier. Children run without ``PYTHONDONTWRITEBYTECODE`` so each
+tree gets ``.pyc`` files, as an installed package has; one unmeasured warm-up run of each
+start-up probe compiles them.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import platform
-import statistics
-import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -33,166 +39,197 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-sys.path[:0] = [str(BENCH), str(REPO)]
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
 
 import bench_analyze  # noqa: E402
 import bench_dash  # noqa: E402
 import bench_import  # noqa: E402
+from harness import Context, Figure, Probe, Tree, machine  # noqa: E402
 
-FULL = {"repeat": 7, "first_paint": 5, "latency_changes": 50, "memory_changes": 1000,
-        "heap_changes": 150, "import_kernels": 200_000}
-QUICK = {"repeat": 2, "first_paint": 2, "latency_changes": 15, "memory_changes": 100,
-         "heap_changes": 30, "import_kernels": 20_000}
+GROUPS = {"analyze": bench_analyze, "dash": bench_dash, "import": bench_import}
 
-
-def machine() -> dict[str, Any]:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    mem_gib = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_gib = round(int(line.split()[1]) / 2**20, 1)
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
-    import textual
-
-    return {"nproc": usable, "cpu_count": os.cpu_count(), "cpu_model": model or platform.processor(),
-            "mem_total_gib": mem_gib, "python": platform.python_version(),
-            "implementation": platform.python_implementation(), "platform": platform.platform(),
-            "textual": textual.__version__, "commit": commit}
+FULL = {"analyze_runs": 9, "paint_runs": 9, "live_runs": 5, "live_changes": 12,
+        "memory_updates": 1000, "import_runs": 3, "import_kernels": 120_000}
+QUICK = {"analyze_runs": 3, "paint_runs": 3, "live_runs": 2, "live_changes": 6,
+         "memory_updates": 100, "import_runs": 2, "import_kernels": 20_000}
 
 
-def analyze_figures(cfg: dict[str, int]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as tmp:
-        r25 = bench_analyze.synthetic_round(Path(tmp) / "r25", 25)
-        proc = bench_analyze.time_process(r25, cfg["repeat"])
-        out["process_25_entries_s"] = {"median": statistics.median(proc), "min": min(proc),
-                                       "max": max(proc), "n": len(proc)}
-        engine = {}
-        for n in (25, 1000, 10000):
-            rd = bench_analyze.synthetic_round(Path(tmp) / f"e{n}", n)
-            best = bench_analyze.time_engine(rd, n, 3)
-            engine[str(n)] = {"best_s": best, "us_per_entry": best / n * 1e6}
-        out["engine_all_entries_analysed"] = engine
-        r10k = bench_analyze.synthetic_round(Path(tmp) / "p10k", 10000)
-        proc10k = bench_analyze.time_process(r10k, min(3, cfg["repeat"]))
-        out["process_10000_entries_8_heads_s"] = {"median": statistics.median(proc10k),
-                                                  "n": len(proc10k)}
-    return out
+def parse_trees(specs: list[str] | None) -> list[Tree]:
+    if not specs:
+        return [Tree("this", REPO)]
+    trees: list[Tree] = []
+    for spec in specs:
+        label, sep, path = spec.partition("=")
+        if not sep:
+            label, path = Path(spec).resolve().name, spec
+        p = Path(path).resolve()
+        if not (p / "roofline_tui" / "__init__.py").is_file():
+            raise SystemExit(f"--tree {spec}: no roofline_tui package in {p}")
+        if any(t.label == label for t in trees):
+            label = f"{label}{len(trees) + 1}"
+        trees.append(Tree(label, p))
+    return trees
 
 
-def dash_figures(cfg: dict[str, int]) -> dict[str, Any]:
-    paint = bench_dash.measure_first_paint(cfg["first_paint"])
-    first = {k: statistics.median(r[k] for r in paint) for k in paint[0]}
-    changes = asyncio.run(bench_dash.measure_changes(cfg["latency_changes"],
-                                                     cfg["memory_changes"]))
-    heap = bench_dash.heap_growth(cfg["heap_changes"]) if cfg["heap_changes"] else None
-    return {"first_paint_s": {**first, "n": len(paint), "runs": paint},
-            "live_update_s": changes["latency_s"], "memory": changes.get("memory"),
-            "heap": heap}
+def interleave(probes: list[Probe], log: bool = True) -> None:
+    """Warm-ups first (not counted), then rounds in which every unfinished probe runs once, each
+    round starting one probe later so that no probe always follows the same neighbour."""
+    for p in probes:
+        if p.warmup:
+            try:
+                p.run_once()
+            except (RuntimeError, OSError, ValueError, KeyError) as exc:
+                p.errors.append(f"warm-up: {exc}")
+                print(f"[bench] FAILED warm-up {exc}", file=sys.stderr, flush=True)
+    i = 0
+    while not all(p.done for p in probes):
+        k = i % len(probes)
+        for p in probes[k:] + probes[:k]:
+            if not p.done:
+                p.measure()
+        i += 1
+        if log:
+            left = sum(max(0, p.n - len(p.runs)) for p in probes if not p.done)
+            print(f"[bench] round {i} done, {left} runs left", file=sys.stderr, flush=True)
 
 
-def import_figures(cfg: dict[str, int]) -> dict[str, Any]:
-    """``bench_import.py``'s measurement: a synthetic trace, imported in a fresh child."""
-    kernels = cfg["import_kernels"]
-    layers = 25
-    steps = max(1, kernels // (layers * 4))
-    spec = bench_import.SynthSpec(prefill_steps=max(1, steps // 40),
-                                  decode_steps=steps - max(1, steps // 40), layers=layers)
-    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as tmp:
-        path = Path(tmp) / "trace.json"
-        bench_import.write_trace(path, spec)
-        size_mb = path.stat().st_size / 1e6
-        base = bench_import._child(bench_import._CHILD_BASELINE)
-        ours = bench_import._child(bench_import._CHILD, str(path))
-    return {"kernels": kernels, "trace_mb": size_mb, "seconds": ours["seconds"],
-            "events": ours["events"], "launches": ours["launches"],
-            "events_per_s": ours["events"] / ours["seconds"], "mb_per_s": size_mb / ours["seconds"],
-            "peak_rss_mib": ours["maxrss_kib"] / 1024,
-            "baseline_rss_mib": base["maxrss_kib"] / 1024}
+def figure_rows(figures: list[Figure], trees: list[Tree],
+                probes: dict[str, Probe]) -> list[dict[str, Any]]:
+    rows = []
+    for f in figures:
+        row: dict[str, Any] = {"id": f.id, "title": f.title, "floor": f.floor, "goal": f.goal,
+                               "measure": f.what, "trees": {}}
+        for t in trees:
+            nk, dk = f.keys(t)
+            num = probes[nk].best(f.what) if nk in probes else None
+            den = probes[dk].best(f.what) if dk in probes else None
+            ratio = num / den if num is not None and den else None
+            row["trees"][t.label] = {
+                "ratio": ratio, "met": (ratio <= f.goal) if ratio is not None else None,
+                "value": num, "floor_value": den, "unit": f.unit,
+                "runs": len(probes[nk].runs) if nk in probes else 0,
+                "floor_runs": len(probes[dk].runs) if dk in probes else 0}
+        rows.append(row)
+    return rows
 
 
-def report(res: dict[str, Any]) -> None:
+def _abs(v: float | None, unit: str) -> str:
+    if v is None:
+        return "—"
+    if unit == "KiB":
+        return f"{v / 1024:.0f} MiB"
+    return f"{v * 1000:.0f} ms" if v < 10 else f"{v:.1f} s"
+
+
+def report(res: dict[str, Any], trees: list[Tree]) -> None:
     m = res["machine"]
-    print(f"machine: {m['cpu_model']}, {m['nproc']} CPU(s), {m['mem_total_gib']} GiB; "
-          f"Python {m['python']}; textual {m['textual']}; commit {m['commit'] or '?'}"
+    print(f"machine: {m['cpu_model']}, {m['nproc']} CPU(s), {m['mem_total_gib']} GiB, load "
+          f"{m['loadavg_1min_at_start']}; Python {m['python']}; textual {m['textual']}"
           + ("  [--quick]" if res["quick"] else ""))
-    a = res["analyze"]
-    p25 = a["process_25_entries_s"]
-    print(f"analyze, 25 entries, whole process:        median {p25['median'] * 1000:7.0f} ms "
-          f"(min {p25['min'] * 1000:.0f}, max {p25['max'] * 1000:.0f}, n={p25['n']})")
-    for n, e in a["engine_all_entries_analysed"].items():
-        print(f"analyze_round(), {int(n):>6,} entries (all):  best   {e['best_s'] * 1000:7.0f} ms "
-              f"({e['us_per_entry']:.0f} µs/entry)")
-    print(f"analyze, 10,000 entries, whole process:    median "
-          f"{a['process_10000_entries_8_heads_s']['median'] * 1000:7.0f} ms (8 heads)")
-    d = res["dash"]
-    fp = d["first_paint_s"]
-    print(f"dashboard first paint (median of {fp['n']}):    import {fp['import'] * 1000:.0f} ms, "
-          f"first frame {fp['first_frame'] * 1000:.0f} ms, tables {fp['tables'] * 1000:.0f} ms")
-    lat = d["live_update_s"]
-    print(f"live update (file write -> table), n={lat['n']}: p50 {lat['p50'] * 1000:.0f} ms, "
-          f"p95 {lat['p95'] * 1000:.0f} ms, max {lat['max'] * 1000:.0f} ms")
-    mem = d["memory"]
-    if mem:
-        print(f"memory after {mem['changes']:,} live updates:     RSS {mem['rss_mib_after']:.1f} MiB "
-              f"(from {mem['rss_mib_before']:.1f} MiB, growth {mem['rss_growth_mib']:+.1f} MiB)")
-    if d["heap"]:
-        h = d["heap"]
-        print(f"python heap over {h['recomputes']} recomputes:       growth "
-              f"{h['heap_growth_kib']:+.0f} KiB")
-    i = res["import"]
-    print(f"import, {i['kernels']:,} kernels ({i['trace_mb']:.0f} MB trace): {i['seconds']:.2f} s, "
-          f"{i['events_per_s']:,.0f} events/s, {i['mb_per_s']:.1f} MB/s, "
-          f"peak RSS {i['peak_rss_mib']:.0f} MiB")
+    for t in res["trees"]:
+        print(f"tree {t['label']}: {t['path']} ({t['commit'] or '?'})")
+    print("each figure: min over N interleaved runs / its floor's min over runs in the same loop")
+    labels = [t.label for t in trees]
+    w = 54
+    print(f"\n{'figure':<{w}} {'goal':>6} " + " ".join(f"{lab:>14}" for lab in labels))
+    for row in res["figures"]:
+        cells = []
+        for lab in labels:
+            c = row["trees"][lab]
+            if c["ratio"] is None:
+                cells.append(f"{'n/a':>14}")
+            else:
+                cells.append(f"{c['ratio']:>11.2f}× {'✓' if c['met'] else '✗'}")
+        title = row["title"].replace("`", "")
+        print(f"{title[:w]:<{w}} {'≤' + format(row['goal'], 'g') + '×':>6} " + " ".join(cells))
+        print(f"  {'over: ' + row['floor'].replace('`', ''):<{w - 2}}")
+    print("\nabsolute minimums (illustrations only; this machine is shared):")
+    for row in res["figures"]:
+        parts = []
+        for lab in labels:
+            c = row["trees"][lab]
+            parts.append(f"{lab} {_abs(c['value'], c['unit'])} over {_abs(c['floor_value'], c['unit'])}")
+        print(f"  {row['id']:<16} " + "; ".join(parts))
+    for mem in res.get("memory", []):
+        if "error" in mem:
+            print(f"memory {mem['tree']}: FAILED")
+            continue
+        print(f"memory {mem['tree']}: RSS {mem['rss_mib_before']:.1f} MiB -> "
+              f"{mem['rss_mib_after']:.1f} MiB over {mem['updates']:,} live updates "
+              f"({mem['rss_growth_mib']:+.1f} MiB)")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a shorter, noisier run")
+    ap.add_argument("--tree", action="append", metavar="[LABEL=]DIR",
+                    help="a source tree to measure (repeatable; default: this one)")
+    ap.add_argument("--only", choices=sorted(GROUPS), action="append",
+                    help="run only these groups (repeatable)")
+    ap.add_argument("--runs", type=int, help="runs per probe (overrides the defaults)")
+    ap.add_argument("--memory-updates", type=int,
+                    help="live updates for the memory figure (0 skips it)")
+    ap.add_argument("--memory-tree", action="append", metavar="LABEL",
+                    help="measure memory over live updates for these trees only (default: all)")
     ap.add_argument("--out", type=Path, default=BENCH / "out" / "bench.json",
                     help="where to write the JSON (default bench/out/bench.json)")
-    ap.add_argument("--only", choices=("analyze", "dash", "import"), action="append",
-                    help="run only these parts (repeatable)")
+    ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
     args = ap.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    parts = args.only or ["analyze", "dash", "import"]
-    res: dict[str, Any] = {"schema": "roofline-bench-v1", "quick": args.quick, "config": cfg,
-                           "machine": machine(),
-                           "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.runs:
+        for k in cfg:
+            if k.endswith("_runs"):
+                cfg[k] = args.runs
+    if args.memory_updates is not None:
+        cfg["memory_updates"] = args.memory_updates
+    trees = parse_trees(args.tree)
+    groups = args.only or list(GROUPS)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("[bench] note: PYTHONDONTWRITEBYTECODE is dropped for the measured children",
+              file=sys.stderr)
+    work = Path(tempfile.mkdtemp(prefix="roofline-bench-"))
+    res: dict[str, Any] = {"schema": "roofline-bench-v2", "quick": args.quick, "config": cfg,
+                           "machine": machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                           "trees": [{"label": t.label, "path": str(t.path), "commit": t.commit}
+                                     for t in trees]}
     t0 = time.perf_counter()
-    runners = {"analyze": analyze_figures, "dash": dash_figures, "import": import_figures}
-    for part in ("analyze", "dash", "import"):
-        if part in parts:
-            print(f"[bench] {part}…", file=sys.stderr, flush=True)
-            res[part] = runners[part](cfg)
+    try:
+        ctx = Context(trees, work, cfg,
+                      memory_trees=set(args.memory_tree or [t.label for t in trees]))
+        figures: list[Figure] = []
+        for g in groups:
+            print(f"[bench] preparing {g}…", file=sys.stderr, flush=True)
+            GROUPS[g].add_probes(ctx)
+            figures += GROUPS[g].FIGURES
+        interleave(ctx.probes)
+        if ctx.after:
+            print("[bench] memory over live updates…", file=sys.stderr, flush=True)
+        res["memory"] = [run() for run in ctx.after]
+        probes = {p.key: p for p in ctx.probes}
+        res["figures"] = figure_rows(figures, trees, probes)
+        res["probes"] = {p.key: {"argv": p.argv, "reads": p.reads, "errors": p.errors,
+                                 "runs": [{"value_s": r.value_s, "wall_s": r.wall_s,
+                                           "maxrss_kib": r.maxrss_kib} for r in p.runs],
+                                 "teardown_errors": [r.report["teardown_error"] for r in p.runs
+                                                     if "teardown_error" in r.report]}
+                         for p in ctx.probes}
+        failed = [p.key for p in ctx.probes if p.errors]
+    finally:
+        if args.keep:
+            print(f"[bench] inputs kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     res["wall_s"] = time.perf_counter() - t0
-    if set(parts) == set(runners):
-        report(res)
-    else:
-        print(json.dumps({k: res[k] for k in parts}, indent=2))
+    report(res, trees)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(json.dumps(res, indent=2) + "\n")
     os.replace(tmp, args.out)
     print(f"wrote {args.out} ({res['wall_s']:.0f} s)")
+    if failed:
+        print(f"[bench] probes that failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 

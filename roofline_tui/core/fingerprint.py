@@ -1,0 +1,162 @@
+"""Fingerprints of a round's inputs, and a cache of per-round results keyed by them.
+
+A live view recomputes one round when one of its files changes, and that recompute compares the
+round with every sibling round. Analysing every sibling again each time makes a recompute grow
+with the number of rounds. Instead each sibling's result is kept under the fingerprint of the
+inputs it was computed from, and re-analysed only when that fingerprint changes.
+
+A file's fingerprint is its content hash when it is small (so a rewrite with the same bytes is
+no change, and a change within one mtime tick is still seen), else its size, mtime, ctime and
+inode. A round's fingerprint covers everything its analysis may read:
+
+* every file under the round directory (Top-N, stored artifact, serving metrics, ``counters/``);
+* the places discovery looks for ``env_report.json`` and ``config.json`` (the round directory
+  and its parents), so a file appearing in a nearer place counts even before it is read;
+* ``EVAL_DIR/kernels/`` (stage-B task dirs and roofline reports beside ``profile/``);
+* explicit sources (peaks, env, model config, shapes, counters, priors) and any file an earlier
+  analysis reported reading (``extra``);
+* a ``salt``: the options and sources the analysis ran with.
+
+Directory walks are bounded; past the bound the directory's own mtime stands in for the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
+from pathlib import Path
+from typing import Generic, TypeVar
+
+SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
+WALK_MAX_ENTRIES = 4096         # files and directories looked at per walked tree
+WALK_MAX_DEPTH = 6
+PARENT_LEVELS = 3               # how far up discovery looks for env_report.json (core.round)
+DISCOVERED_NAMES = ("env_report.json", "config.json")
+
+Fingerprint = tuple[Hashable, ...]
+
+
+def file_fingerprint(path: Path | str) -> Fingerprint:
+    """What identifies the content of ``path`` now. A missing file has a fingerprint too (its
+    absence), so a file that appears later changes it."""
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return (p, "absent")
+    if stat.S_ISDIR(st.st_mode):
+        return (p, "dir", *tree_fingerprint(Path(p)))
+    if not stat.S_ISREG(st.st_mode):
+        return (p, "other", st.st_mode)
+    if st.st_size <= SMALL_FILE_BYTES:
+        try:
+            with open(p, "rb") as fh:
+                data = fh.read(SMALL_FILE_BYTES + 1)
+        except OSError:
+            return (p, "unreadable", st.st_size, st.st_mtime_ns)
+        return (p, len(data), hashlib.blake2b(data, digest_size=16).digest())
+    return (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def tree_fingerprint(root: Path) -> Fingerprint:
+    """Every file under ``root`` (bounded walk, sorted), each by :func:`file_fingerprint`."""
+    out: list[Hashable] = []
+    seen = 0
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        d, depth = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            out.append((os.fspath(d), "unlistable"))
+            continue
+        for e in entries:
+            seen += 1
+            if seen > WALK_MAX_ENTRIES:
+                try:
+                    out.append((os.fspath(d), "truncated", os.stat(d).st_mtime_ns))
+                except OSError:
+                    out.append((os.fspath(d), "truncated"))
+                return tuple(out)
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                out.append((e.path, "d"))  # an empty task directory is an input too
+                if depth < WALK_MAX_DEPTH:
+                    stack.append((Path(e.path), depth + 1))
+                else:
+                    out.append((e.path, "deep"))
+            else:
+                out.append(file_fingerprint(e.path))
+    return tuple(out)
+
+
+def round_fingerprint(round_dir: Path, *, extra: Iterable[Path | str | None] = (),
+                      salt: Hashable = None) -> Fingerprint:
+    """The fingerprint of everything an analysis of ``round_dir`` may read (module docstring)."""
+    round_dir = Path(round_dir)
+    parts: list[Hashable] = [salt, tree_fingerprint(round_dir)]
+    try:
+        here = round_dir.resolve()
+    except OSError:
+        here = round_dir
+    for d in [*list(here.parents)[:PARENT_LEVELS]]:
+        for name in DISCOVERED_NAMES:
+            parts.append(file_fingerprint(d / name))
+    if here.parent.name == "profile":  # EVAL_DIR/profile/round_<R>: EVAL_DIR/kernels/
+        kernels = here.parent.parent / "kernels"
+        parts.append(file_fingerprint(kernels))
+    for p in sorted({os.fspath(p) for p in extra if p is not None}):
+        parts.append(file_fingerprint(p))
+    return tuple(parts)
+
+
+V = TypeVar("V")
+
+
+class RoundCache(Generic[V]):
+    """Per-round results kept under their inputs' fingerprint (one entry per round directory,
+    the latest; at most ``max_rounds`` directories, least recently used dropped first)."""
+
+    def __init__(self, max_rounds: int = 256) -> None:
+        self.max_rounds = max_rounds
+        self._entries: OrderedDict[str, tuple[Fingerprint, V]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def _key(round_dir: Path) -> str:
+        return os.path.realpath(round_dir)
+
+    def get(self, round_dir: Path, fingerprint: Fingerprint) -> V | None:
+        """The result stored for ``round_dir`` if it was computed from these same inputs."""
+        k = self._key(round_dir)
+        hit = self._entries.get(k)
+        if hit is None or hit[0] != fingerprint:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(k)
+        self.hits += 1
+        return hit[1]
+
+    def put(self, round_dir: Path, fingerprint: Fingerprint, value: V) -> None:
+        k = self._key(round_dir)
+        self._entries[k] = (fingerprint, value)
+        self._entries.move_to_end(k)
+        while len(self._entries) > self.max_rounds:
+            self._entries.popitem(last=False)
+
+    def forget(self, round_dir: Path) -> None:
+        self._entries.pop(self._key(round_dir), None)
+
+    def clear(self) -> None:
+        self._entries.clear()
