@@ -7,13 +7,13 @@ reason. Nothing here raises for bad input.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import coerce_number, integer, number
+from roofline_tui.core.names import SHORT_NAME_MAX, short_name  # noqa: F401 - re-exported
 from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
 
@@ -122,6 +122,16 @@ class TopNEntry(BaseModel):
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
+class GraphReplay(BaseModel):
+    """Launch accounting of a trace whose kernels were (partly) replayed from CUDA/HIP graphs:
+    the Top-N then misses or cannot shape the replayed kernels."""
+
+    launch_calls: int | None = None  # runtime *LaunchKernel calls
+    graph_launches: int | None = None  # cudaGraphLaunch / hipGraphLaunch calls
+    kernel_events: int | None = None  # kernel events recorded on the chosen device
+    warning: str | None = None
+
+
 class TopN(BaseModel):
     source: str | None = None
     total_gpu_time_ms: float | None = None
@@ -129,6 +139,10 @@ class TopN(BaseModel):
     num_distinct_kernels: int | None = None
     serving: Serving | None = None
     entries: list[TopNEntry] = Field(default_factory=list)
+    # what the importer noticed about the profile as a whole (bad rows skipped, kernels
+    # replayed from CUDA/HIP graphs that the Top-N misses ...), one line each
+    notes: list[str] = Field(default_factory=list)
+    graph_replay: GraphReplay | None = None
 
 
 class Workload(BaseModel):
@@ -158,22 +172,10 @@ class EnvReport(BaseModel):
 # --------------------------------------------------------------------------- parsing
 
 
-SHORT_NAME_MAX = 60
-_ANON_NAMESPACE = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::")
-_QUALIFIED_IDENT = re.compile(r"[A-Za-z_~][\w:~]*")
-
-
 def short_name_of(name: str) -> str:
-    """The upstream short-name rule (at most 60 chars): first identifier, leading ``void ``
-    dropped, last ``::`` component. Importers and the loader share it."""
-    text = re.sub(r"^void\s+", "", (name or "").strip())
-    text = _ANON_NAMESPACE.sub("", text)
-    m = _QUALIFIED_IDENT.match(text)
-    if m:
-        parts = [p for p in m.group(0).split("::") if p]
-        if parts:
-            return parts[-1][:SHORT_NAME_MAX]
-    return text[:SHORT_NAME_MAX] or "?"
+    """The one short-name rule (:func:`roofline_tui.core.names.short_name`, at most 60 chars);
+    ``"?"`` when nothing is left. Importers and the loader share it."""
+    return short_name(name) or "?"
 
 
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
@@ -195,6 +197,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
         )
     notes: list[str] = []
     short = _str(raw.get("short_name")) or short_name_of(name)
+    notes.extend(_notes(raw.get("notes"), limit=8))
 
     def opt_num(key: str, **kw: bool) -> float | None:
         if key not in raw or raw[key] is None:
@@ -300,8 +303,28 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
         num_distinct_kernels=_int(data.get("num_distinct_kernels")),
         serving=serving,
         entries=entries,
+        notes=_notes(data.get("notes")),
+        graph_replay=_graph_replay(data.get("graph_replay")),
     )
     return topn, problems
+
+
+def _notes(value: Any, limit: int = 50) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [printable(n, limit=300) for n in value[:limit] if isinstance(n, str) and n.strip()]
+
+
+def _graph_replay(value: Any) -> GraphReplay | None:
+    if not isinstance(value, dict):
+        return None
+    warning = value.get("warning")
+    return GraphReplay(
+        launch_calls=_int(value.get("launch_calls")),
+        graph_launches=_int(value.get("graph_launches")),
+        kernel_events=_int(value.get("kernel_events")),
+        warning=printable(warning, limit=300) if isinstance(warning, str) else None,
+    )
 
 
 def load_topn(path: Path) -> tuple[TopN | None, list[str], bool]:

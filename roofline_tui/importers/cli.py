@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, write_round
+from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
 
 
 def _positive(text: str) -> int:
@@ -76,16 +76,23 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _fail(exc: BaseException) -> int:
-    print(f"roofline import: error: {exc}", file=sys.stderr)
+def _fail(exc: BaseException | str) -> int:
+    from roofline_tui.core.textsafe import printable
+
+    print(f"roofline import: error: {printable(str(exc), limit=500)}", file=sys.stderr)
     return 1
 
 
-def _summary(doc: dict[str, Any], path: Path) -> str:
-    head = doc["top_kernels"][0]
-    return (f"wrote {path}: {doc['source']}, {doc['total_gpu_time_ms']:.3f} ms GPU time, "
-            f"{doc['num_kernel_launches']} launches, {doc['num_distinct_kernels']} kernels; "
-            f"top: {head['short_name']} {head['pct_gpu_time']:.2f}%")
+def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
+            notes: list[str] | None = None) -> int:
+    from roofline_tui.importers.finish import finish_import
+
+    done = finish_import(doc, out, tool=tool, device=device, notes=notes)
+    for line in done.stderr:
+        print(line, file=sys.stderr)
+    for line in done.stdout:
+        print(line)
+    return 0
 
 
 def _capture_sizes(text: str) -> list[int]:
@@ -108,15 +115,11 @@ def _run_torch(args: argparse.Namespace) -> int:
                               capture_sizes=_capture_sizes(args.capture_sizes))
         if len(result.device.devices) > 1:
             print(result.device.message)
-        for note in result.notes:
-            print(f"note: {note}", file=sys.stderr)
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "torch", result.device_info, result.notes)
     except ImportProblem as exc:
         return _fail(exc)
     except MemoryError:
         return _fail("out of memory while reading the trace")
-    print(_summary(result.doc, path))
-    return 0
 
 
 def _run_rocprof(args: argparse.Namespace) -> int:
@@ -126,11 +129,9 @@ def _run_rocprof(args: argparse.Namespace) -> int:
         result = import_rocprofv3(args.files, top=args.top, device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(result.device_message)
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "rocprofv3", result.device_info)
     except ImportProblem as exc:
         return _fail(exc)
-    print(_summary(result.doc, path))
-    return 0
 
 
 def _run_nsys(args: argparse.Namespace) -> int:
@@ -138,8 +139,6 @@ def _run_nsys(args: argparse.Namespace) -> int:
 
     try:
         result = import_nsys(args.csv, top=args.top)
-        path = write_round(result.doc, args.out)
+        return _finish(result.doc, args.out, "nsys", None)
     except ImportProblem as exc:
         return _fail(exc)
-    print(_summary(result.doc, path))
-    return 0

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.inputs import short_name_of as short_name
-from roofline_tui.core.store import atomic_write_text
+from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
+from roofline_tui.core.textsafe import md_cell, printable
 
 TOPN_JSON = "profile_topN.json"
 TOPN_MD = "profile_topN.md"
@@ -168,6 +169,7 @@ class KernelAgg:
     shapes: list[Any] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     by_phase: dict[str, PhaseAgg] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, dur_us: float, calls: int = 1) -> None:
         self.calls += calls
@@ -221,6 +223,8 @@ def build_topn(
     conc: int | None = None,
     capture_sizes: Iterable[int] | None = None,
     extra: dict[str, Any] | None = None,
+    notes: Iterable[str] = (),
+    graph_replay: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``profile_topN.json`` document; raises :class:`ImportProblem` when it would be empty."""
     items = [a for a in aggs if a.calls > 0]
@@ -250,6 +254,8 @@ def build_topn(
         }
         if serving is not None:
             entry.update(_phase_fields(agg, serving, conc, capture_sizes, est))
+        if agg.notes:
+            entry["notes"] = list(agg.notes)
         top_kernels.append(entry)
     doc: dict[str, Any] = {
         "source": source,
@@ -260,6 +266,11 @@ def build_topn(
     }
     if serving is not None:
         doc["serving"] = _serving_block(serving, conc, capture_sizes, est)
+    notes = [n for n in notes if n]
+    if notes:
+        doc["notes"] = notes
+    if graph_replay:
+        doc["graph_replay"] = graph_replay
     if extra:
         for key, value in extra.items():
             doc.setdefault(key, value)
@@ -329,7 +340,7 @@ def _phase_fields(agg: KernelAgg, serving: ServingInfo, conc: int | None,
 
 def to_markdown(doc: dict[str, Any]) -> str:
     lines = [f"# Profile Top-{len(doc['top_kernels'])} — standardized summary", ""]
-    lines.append(f"- source: `{doc['source']}`")
+    lines.append(f"- source: `{md_cell(doc['source'])}`")
     lines.append(f"- total GPU time: **{doc['total_gpu_time_ms']:.2f} ms** over "
                  f"{doc['num_kernel_launches']} launches, {doc['num_distinct_kernels']} distinct "
                  "kernels")
@@ -340,6 +351,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
                      f"steady={sv['decode_batch_steady']} "
                      f"(**{'STEADY' if sv['steady'] else 'NOT steady'}**); "
                      f"analytic_calls={sv['analytic_calls']}")
+    for note in doc.get("notes", []):
+        lines.append(f"- note: {md_cell(note)}")
     lines.append("")
     lines.append("| # | kernel | class | backend | edit | phase | calls | total ms | %gpu | avg us "
                  "| shapes |")
@@ -348,31 +361,30 @@ def to_markdown(doc: dict[str, Any]) -> str:
         sh = "; ".join(json.dumps(s) for s in k["shapes"][:2])
         sh = sh[:60] + "…" if len(sh) > 61 else sh
         lines.append(
-            f"| {k['rank']} | `{k['short_name']}` | {k['classification']} | "
+            f"| {k['rank']} | `{md_cell(k['short_name'], limit=60)}` | {k['classification']} | "
             f"{k['backend_guess']} | {'Y' if k['editable'] else 'N'} | {k.get('phase', '?')} | "
             f"{k['calls']} | {k['total_ms']:.3f} | {k['pct_gpu_time']:.2f} | {k['avg_us']:.1f} | "
-            f"`{sh}` |"
+            f"`{md_cell(sh)}` |"
         )
     return "\n".join(lines) + "\n"
 
 
 def write_round(doc: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``profile_topN.json`` (+ ``.md``) atomically into ``out_dir``; returns the JSON path.
-
-    The Markdown goes first, so a reader that sees the JSON sees a matching summary.
-    """
+    """Write ``profile_topN.json`` and ``.md`` into ``out_dir`` as a pair (both replaced or
+    neither); returns the JSON path."""
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ImportProblem(
-            f"cannot create output directory {out_dir}: {exc.strerror or exc}"
+            f"cannot create output directory {printable(out_dir)}: {exc.strerror or exc}"
         ) from None
     if not out_dir.is_dir():
-        raise ImportProblem(f"output path {out_dir} is not a directory")
-    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        raise ImportProblem(f"output path {printable(out_dir)} is not a directory")
+    text = strict_json_dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write_text(out_dir / TOPN_MD, to_markdown(doc))
-        return atomic_write_text(out_dir / TOPN_JSON, text)
+        atomic_write_pair([(out_dir / TOPN_MD, to_markdown(doc)), (out_dir / TOPN_JSON, text)])
     except OSError as exc:
-        raise ImportProblem(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+        raise ImportProblem(f"cannot write into {printable(out_dir)}: "
+                            f"{printable(getattr(exc, 'strerror', None) or exc)}") from None
+    return out_dir / TOPN_JSON

@@ -100,8 +100,10 @@ class TraceEventStream:
             self._pos = end
             return value
 
+    what = "chrome trace"
+
     def _problem(self, reason: str, pos: int | None = None) -> ImportProblem:
-        return ImportProblem(f"not a readable chrome trace: {reason}")
+        return ImportProblem(f"not a readable {self.what}: {reason}")
 
     # -- public -------------------------------------------------------------------------
     def events(self) -> Iterator[Any]:
@@ -170,3 +172,103 @@ class TraceEventStream:
 def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return " ".join(text.split())
+
+
+Handler = Callable[[Any], None]
+
+
+class JsonWalker(TraceEventStream):
+    """Stream a JSON document and hand the items of selected arrays to callbacks.
+
+    ``handlers`` maps a path to a callback; a path is a tuple of object keys, with ``"*"`` for
+    "any item of an array" (``("rocprofiler-sdk-tool", "*", "buffer_records",
+    "kernel_dispatch")``). Values on no wanted path are skipped item by item, so memory stays
+    bounded by the largest single item. Integers of any size are decoded exactly (the callers
+    pass them through the coercer)."""
+
+    MAX_DEPTH = 64
+    what = "JSON document"
+
+    def walk(self, handlers: dict[tuple[str, ...], Handler]) -> None:
+        self._handlers = handlers
+        self._prefixes = {p[:i] for p in handlers for i in range(len(p))}
+        if not self._peek():
+            raise ImportProblem("file is empty")
+        self._walk(())
+        self._trailing()
+
+    def _walk(self, path: tuple[str, ...]) -> None:
+        c = self._peek()
+        handler = self._handlers.get(path)
+        if handler is not None and c == "[":
+            for item in self._items():
+                handler(item)
+            return
+        wanted = path in self._prefixes
+        if c == "{" and (wanted or len(path) < self.MAX_DEPTH):
+            self._pos += 1
+            if self._peek() == "}":
+                self._pos += 1
+                return
+            while True:
+                key = self._value()
+                if not isinstance(key, str):
+                    raise self._problem("object key is not a string")
+                self._expect(":", "after a key")
+                sub = (*path, key)
+                if sub in self._prefixes or sub in self._handlers:
+                    self._walk(sub)
+                else:
+                    self._skip(sub)
+                nxt = self._peek()
+                if nxt == ",":
+                    self._pos += 1
+                    continue
+                if nxt == "}":
+                    self._pos += 1
+                    return
+                raise self._problem(f"expected ',' or '}}' in an object, found {nxt!r}" if nxt
+                                    else "the document ends inside an object (truncated?)")
+        if c == "[" and wanted:
+            sub = (*path, "*")
+            self._pos += 1
+            if self._peek() == "]":
+                self._pos += 1
+                return
+            while True:
+                self._walk(sub)
+                nxt = self._peek()
+                if nxt == ",":
+                    self._pos += 1
+                    continue
+                if nxt == "]":
+                    self._pos += 1
+                    return
+                raise self._problem(f"expected ',' or ']' in an array, found {nxt!r}" if nxt
+                                    else "the document ends inside an array (truncated?)")
+        self._skip(path)
+
+    def _skip(self, path: tuple[str, ...]) -> None:
+        """Consume one value; a big array is consumed item by item."""
+        if self._peek() == "[" and len(path) < self.MAX_DEPTH:
+            for _item in self._items():
+                pass
+        else:
+            self._value()
+
+    def _items(self) -> Iterator[Any]:
+        self._expect("[", "at the start of an array")
+        if self._peek() == "]":
+            self._pos += 1
+            return
+        while True:
+            yield self._value()
+            nxt = self._peek()
+            if nxt == ",":
+                self._pos += 1
+                continue
+            if nxt == "]":
+                self._pos += 1
+                return
+            raise self._problem(f"expected ',' or ']' in an array, found {nxt!r}" if nxt
+                                else "the document ends inside an array (truncated?)")

@@ -4,16 +4,27 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
-import math
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+import urllib.parse
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core import store, units
+from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.measured.counters import sniff
+from roofline_tui.core.names import cap_name, is_truncated
+from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, KernelAgg, build_topn
+from roofline_tui.importers.device import DeviceInfo, identify
+from roofline_tui.importers.jsonstream import JsonWalker
+from roofline_tui.importers.torch_trace import head_text
 
 csv.field_size_limit(1 << 26)
 
@@ -24,6 +35,8 @@ class TableImport:
     device_message: str = ""
     rows: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped: int = 0
+    device_info: DeviceInfo | None = None
 
 
 def _norm(col: str) -> str:
@@ -38,41 +51,30 @@ def _pick(header: dict[str, int], *aliases: str) -> int | None:
     return None
 
 
+MAX_TABLE_BYTES = 256 << 20  # a CSV or console dump larger than this is refused, unread
+
+
 def _read_text(path: Path) -> str:
+    """The text of a regular file of at most :data:`MAX_TABLE_BYTES`, through the engine's
+    bounded reader (size checked before reading; FIFOs and devices refused without blocking)."""
+    path = Path(path)
     try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ImportProblem(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise ImportProblem(f"{path}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise ImportProblem(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raw = store.read_bytes(path, max_bytes=MAX_TABLE_BYTES)
+    except store.ReadProblem as exc:
+        raise ImportProblem(f"{printable(path.name)}: {printable(exc.reason)}") from None
     if not raw.strip():
-        raise ImportProblem(f"{Path(path).name}: file is empty")
+        raise ImportProblem(f"{printable(path.name)}: file is empty")
     if b"\x00" in raw[:4096]:
-        raise ImportProblem(f"{Path(path).name}: binary data, expected CSV text")
+        raise ImportProblem(f"{printable(path.name)}: binary data, expected CSV text")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
 
 
-def _int(text: str) -> int:
-    s = text.strip()
-    try:
-        return int(s)
-    except ValueError:
-        f = float(s)
-        if not math.isfinite(f):
-            raise ValueError(s) from None
-        return int(f)
-
-
-def _float(text: str) -> float:
-    f = float(text.strip().replace(",", ""))
-    if not math.isfinite(f):
-        raise ValueError(text)
-    return f
+def _ns(text: Any) -> float | None:
+    """A time or count cell through the one coercer (thousands separators allowed)."""
+    return number(text, nonneg=False)
 
 
 _AGENT = re.compile(r"(-?\d+)")
@@ -96,54 +98,171 @@ class _Row:
     device: int
     name: str
     dur_ns: float
+    calls: int = 1
 
 
-def _rocprof_csv_rows(path: Path) -> Iterator[_Row]:
-    text = _read_text(path)
+@dataclass
+class _Skipped:
+    """Rows that could not be used, counted by reason (a warning and a Top-N note)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    first_line: dict[str, int] = field(default_factory=dict)
+
+    def add(self, reason: str, lineno: int) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        self.first_line.setdefault(reason, lineno)
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def notes(self, where: str) -> list[str]:
+        return [f"{where}: {n:,} row(s) skipped: {reason} (first at line "
+                f"{self.first_line[reason]})" for reason, n in self.counts.items()]
+
+
+@dataclass
+class _Read:
+    rows: list[_Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    device: DeviceInfo | None = None
+    skipped: int = 0
+
+
+_KINDS = {
+    "rocprofv3-csv": ("a rocprofv3 counter_collection.csv (counters)", "--counters"),
+    "rocprof-compute-pmc": ("a rocprof-compute pmc_perf.csv (counters)", "--counters"),
+    "ncu-csv": ("an Nsight Compute CSV (counters)", "--counters"),
+    "ncu-raw": ("an Nsight Compute raw-page CSV (counters)", "--counters"),
+    "roofline-v1": ("a roofline-v1 report", "--counters"),
+    "sysinfo": ("a rocprof-compute sysinfo.csv (device description)", None),
+    "agent-info": ("a rocprofv3 agent_info.csv (device description)", None),
+    "kernel-trace": ("a rocprofv3 kernel trace", "import rocprofv3"),
+}
+
+
+def what_is(path: Path, text: str | None = None) -> str | None:
+    """One phrase naming a file this importer cannot read, with where it belongs."""
+    head = (text if text is not None else head_text(path, 1 << 16))[: 1 << 16]
+    lines = head.splitlines()
+    if any(line.strip().lstrip('"').startswith(("Time (%)", "Time(%)")) for line in lines[:50]):
+        return "an Nsight Systems kernel summary: import it with `roofline import nsys`"
+    try:
+        kind = sniff(path)
+    except (OSError, ValueError):
+        return None
+    known = _KINDS.get(kind)
+    if known is None:
+        return None
+    what, use = known
+    if use == "--counters":
+        return f"{what}: give it to `roofline analyze --counters`"
+    if use:
+        return f"{what}: import it with `roofline {use}`"
+    return what
+
+
+def _csv_head(path: Path, text: str) -> tuple[list[str], Any]:
     reader = csv.reader(io.StringIO(text))
     try:
         head = next(reader)
     except (StopIteration, csv.Error) as exc:
-        raise ImportProblem(f"{path.name}: no CSV header ({exc})") from None
+        raise ImportProblem(f"{printable(path.name)}: no CSV header ({exc})") from None
+    return head, reader
+
+
+def _rocprof_csv(path: Path) -> _Read:
+    """rocprofv3 kernel_trace.csv / memory_copy_trace.csv (any version), rocpd2csv output,
+    legacy rocprof (v1/v2) ``results.csv`` (``BeginNs``/``EndNs``) and ``results.stats.csv``."""
+    text = _read_text(path)
+    head, reader = _csv_head(path, text)
     header = {_norm(c): i for i, c in enumerate(head)}
+    pname = printable(path.name)
     if _pick(header, "Counter_Name") is not None:
-        raise ImportProblem(f"{path.name}: a counter_collection file (one row per counter); "
+        raise ImportProblem(f"{pname}: a counter_collection file (one row per counter); "
                             "import the kernel_trace.csv of a --kernel-trace run instead")
-    name_i = _pick(header, "Kernel_Name", "KernelName", "kernel_name")
+    name_i = _pick(header, "Kernel_Name", "KernelName", "kernel_name", "Name")
+    if _pick(header, "TotalDurationNs") is not None and name_i is not None:
+        return _rocprof_stats(path, head, reader)
     dir_i = _pick(header, "Direction")
     start_i = _pick(header, "Start_Timestamp", "BeginNs", "start")
     end_i = _pick(header, "End_Timestamp", "EndNs", "end")
     dur_i = _pick(header, "DurationNs", "Duration_Ns", "Duration")
     agent_i = _pick(header, "Agent_Id", "gpu-id", "GPU_ID", "Destination_Agent_Id")
     timed = (start_i is not None and end_i is not None) or dur_i is not None
+    if name_i is not None and not timed and any(
+            h.strip().upper().startswith(("FETCH_SIZE", "WRITE_SIZE", "SQ_", "TCC_", "TCP_",
+                                          "GRBM_")) for h in head):
+        raise ImportProblem(f"{pname}: a rocprof --pmc counter file (one row per dispatch, no "
+                            "kernel times): give it to `roofline analyze --counters`, and "
+                            "import the kernel trace (results.csv / kernel_trace.csv)")
     if (name_i is None and dir_i is None) or not timed:
-        shown = ", ".join(c.strip() for c in head[:12]) or "(none)"
-        raise ImportProblem(f"{path.name}: unknown columns (need Kernel_Name and "
-                            f"Start_Timestamp/End_Timestamp); found: {shown}")
+        what = what_is(path, text)
+        if what:
+            raise ImportProblem(f"{pname}: {what}; not a kernel trace")
+        shown = ", ".join(printable(c.strip(), limit=40) for c in head[:12]) or "(none)"
+        raise ImportProblem(f"{pname}: not a kernel trace: no kernel name and start/end "
+                            f"time columns (found: {shown})")
+    out = _Read()
+    skipped = _Skipped()
     width = len(head)
     for lineno, rec in enumerate(reader, 2):
         if not rec or all(not c.strip() for c in rec):
             continue
         if len(rec) != width:
-            raise ImportProblem(f"{path.name}: line {lineno} has {len(rec)} fields, header has "
-                                f"{width} (truncated or damaged file)")
-        try:
-            if start_i is not None and end_i is not None:
-                dur = _int(rec[end_i]) - _int(rec[start_i])
-            else:
-                dur = _float(rec[dur_i])  # type: ignore[index]
-        except (ValueError, TypeError):
-            raise ImportProblem(f"{path.name}: line {lineno}: timestamps are not numbers") \
-                from None
-        if dur < 0:
-            raise ImportProblem(f"{path.name}: line {lineno}: end before start")
+            skipped.add(f"{len(rec)} fields where the header has {width} (truncated or "
+                        "damaged)", lineno)
+            continue
+        if start_i is not None and end_i is not None:
+            s, e = _ns(rec[start_i]), _ns(rec[end_i])
+            dur = None if s is None or e is None else e - s
+            if dur is not None and dur < 0:
+                skipped.add("end before start (EndNs < BeginNs)", lineno)
+                continue
+        else:
+            dur = _ns(rec[dur_i])  # type: ignore[index]
+            if dur is not None and dur < 0:
+                skipped.add("negative duration", lineno)
+                continue
+        if dur is None:
+            skipped.add("timestamps are not numbers", lineno)
+            continue
         if name_i is not None:
-            name = rec[name_i]
+            name = cap_name(rec[name_i])
         else:
             direction = rec[dir_i].strip().upper().replace("MEMORY_COPY_", "")  # type: ignore
             name = f"Memcpy {_MEMCPY_DIRS.get(direction, direction or '?')}"
         device = _agent(rec[agent_i]) if agent_i is not None else -1
-        yield _Row(device, name, float(dur))
+        out.rows.append(_Row(device, name, float(dur)))
+    out.skipped = skipped.total()
+    out.notes = skipped.notes(pname)
+    return out
+
+
+def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
+    """Legacy rocprof ``results.stats.csv``: ``Name, Calls, TotalDurationNs, AverageNs,
+    Percentage`` (one row per kernel, already summed)."""
+    header = {_norm(c): i for i, c in enumerate(head)}
+    name_i = _pick(header, "Name", "KernelName")
+    calls_i = _pick(header, "Calls")
+    total_i = _pick(header, "TotalDurationNs")
+    out = _Read()
+    skipped = _Skipped()
+    for lineno, rec in enumerate(reader, 2):
+        if not rec or all(not c.strip() for c in rec):
+            continue
+        try:
+            name, total = rec[name_i], _ns(rec[total_i])  # type: ignore[index]
+            calls = integer(rec[calls_i]) if calls_i is not None else 1
+        except IndexError:
+            skipped.add("too few fields", lineno)
+            continue
+        if total is None or total < 0 or calls is None:
+            skipped.add("total time or calls not a number", lineno)
+            continue
+        out.rows.append(_Row(-1, cap_name(name), total, calls))
+    out.skipped = skipped.total()
+    out.notes = skipped.notes(printable(path.name))
+    return out
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -154,28 +273,181 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
-def _rocpd_rows(path: Path) -> Iterator[_Row]:
+# --------------------------------------------------------------------------------------------
+# rocprofv3 --output-format json (streamed)
+
+
+def _is_gzip(fh: Any) -> bool:
+    magic = fh.read(2)
+    fh.seek(0)
+    return bool(magic == b"\x1f\x8b")
+
+
+def _is_rocprofv3_json(path: Path) -> bool:
+    head = head_text(path, 512).lstrip("\ufeff \t\r\n")
+    return head.startswith("{") and '"rocprofiler-sdk-tool"' in head[:200]
+
+
+def _rocprofv3_json(path: Path) -> _Read:
+    """rocprofv3 ``--output-format json``: ``rocprofiler-sdk-tool[].buffer_records.
+    kernel_dispatch[]`` joined to ``kernel_symbols[]`` (names) and ``agents[]`` (device).
+    One streamed pass; memory holds only the symbol table and per-kernel sums."""
+    pname = printable(path.name)
+    out = _Read()
+    skipped = _Skipped()
+    agents: dict[int, dict[str, Any]] = {}
+    names: dict[int, str] = {}
+    sums: dict[tuple[int, int], list[float]] = {}
+    def on_agent(a: Any) -> None:
+        if not isinstance(a, dict) or integer(a.get("type")) != 2:  # 2: a GPU agent
+            return
+        h = integer(a["id"].get("handle")) if isinstance(a.get("id"), dict) else None
+        if h is not None:
+            agents[h] = {k: a.get(k) for k in ("name", "product_name", "node_id",
+                                                "gfx_target_version", "cu_count")}
+
+    def on_symbol(s: Any) -> None:
+        if not isinstance(s, dict):
+            return
+        kid = integer(s.get("kernel_id"))
+        name = next((s[k] for k in ("demangled_kernel_name", "formatted_kernel_name",
+                                    "kernel_name") if isinstance(s.get(k), str) and s[k]), None)
+        if kid is not None and name:
+            names[kid] = cap_name(name)
+
+    count = [0]
+
+    def on_dispatch(d: Any) -> None:
+        count[0] += 1
+        n = count[0]
+        info = d.get("dispatch_info") if isinstance(d, dict) else None
+        if not isinstance(info, dict):
+            skipped.add("dispatch record without dispatch_info", n)
+            return
+        start, end = number(d.get("start_timestamp")), number(d.get("end_timestamp"))
+        if start is None or end is None:
+            skipped.add("timestamps missing or not usable numbers", n)
+            return
+        if end < start:
+            skipped.add("end before start", n)
+            return
+        kid = integer(info.get("kernel_id"))
+        agent = info.get("agent_id")
+        h = integer(agent.get("handle")) if isinstance(agent, dict) else None
+        key = (h if h is not None else -1, kid if kid is not None else -1)
+        acc = sums.setdefault(key, [0, 0.0])
+        acc[0] += 1
+        acc[1] += end - start
+
+    tool = ("rocprofiler-sdk-tool", "*")
+    raw = open(path, "rb")  # noqa: SIM115 - closed below
     try:
-        con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        binary: Any = gzip.GzipFile(fileobj=raw) if _is_gzip(raw) else raw
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace")
+        walker = JsonWalker(text)
+        walker.what = "rocprofv3 JSON file"
+        walker.walk({(*tool, "agents"): on_agent, (*tool, "kernel_symbols"): on_symbol,
+                     (*tool, "buffer_records", "kernel_dispatch"): on_dispatch})
+    except ImportProblem as exc:
+        raise ImportProblem(f"{pname}: {exc.message}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ImportProblem(f"{pname}: cannot read ({printable(str(exc), limit=80)})") from None
+    finally:
+        raw.close()
+    # agent handle -> node id, the N users give to --device-index
+    node_of = {h: integer(a.get("node_id")) for h, a in agents.items()}
+    unnamed = 0
+    for (h, kid), (calls, total) in sums.items():
+        name = names.get(kid)
+        if name is None:
+            unnamed += int(calls)
+            name = f"kernel_id {kid}"
+        dev = node_of.get(h)
+        out.rows.append(_Row(dev if dev is not None else h, name, float(total), int(calls)))
+    out.skipped = skipped.total()
+    out.notes = [n.replace("line", "record") for n in skipped.notes(pname)]
+    if unnamed:
+        out.notes.append(f"{pname}: {unnamed:,} dispatches of kernels missing from "
+                         "kernel_symbols, named by kernel_id")
+    if agents:
+        used = {h for h, _k in sums}
+        a = next((agents[h] for h in sorted(used) if h in agents), next(iter(agents.values())))
+        out.device = identify(a.get("product_name") if isinstance(a.get("product_name"), str)
+                              else None, {}, arch_hint=str(a.get("name") or ""),
+                              source=f"{path.name} agents[node {a.get('node_id', '?')}]")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# rocpd SQLite
+
+
+ROCPD_TIME_BUDGET_S = 20.0
+ROCPD_STEP_BUDGET = 2_000_000_000  # SQLite VM steps, checked every 10,000
+ROCPD_ROW_BUDGET = 20_000_000
+
+
+def rocpd_uri(path: Path) -> str:
+    """A read-only ``file:`` URI for ``path``: every character that means something in a URI
+    (``?``, ``#``, ``%``, ``&``) is percent-encoded, so the file name cannot add parameters
+    (``evil?mode=rwc&x=.db`` opens that file, read-only, and creates nothing)."""
+    quoted = urllib.parse.quote(str(Path(path).resolve()), safe="/")
+    return f"file:{quoted}?mode=ro"
+
+
+class _Budget:
+    """SQLite progress handler: stop a query that runs too long (a recursive-CTE view)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.steps = 0
+        self.tripped = False
+
+    def __call__(self) -> int:
+        self.steps += 10_000
+        if time.monotonic() > self.deadline or self.steps > ROCPD_STEP_BUDGET:
+            self.tripped = True
+            return 1  # non-zero interrupts the statement
+        return 0
+
+
+def open_rocpd(path: Path, seconds: float = ROCPD_TIME_BUDGET_S
+               ) -> tuple[sqlite3.Connection, _Budget]:
+    """A read-only connection with a time budget; raises :class:`ImportProblem`."""
+    try:
+        con = sqlite3.connect(rocpd_uri(path), uri=True)
     except sqlite3.Error as exc:
-        raise ImportProblem(f"{path.name}: cannot open SQLite database ({exc})") from None
+        raise ImportProblem(f"{printable(path.name)}: cannot open SQLite database "
+                            f"({printable(str(exc))})") from None
+    budget = _Budget(seconds)
+    con.set_progress_handler(budget, 10_000)
+    return con, budget
+
+
+def _rocpd_rows(path: Path) -> _Read:
+    pname = printable(path.name)
+    con, budget = open_rocpd(path)
+    out = _Read()
+    skipped = _Skipped()
     try:
         try:
-            objects = {r[0] for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('view','table')")}
+            objects = {r[0]: r[1] for r in con.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('view','table')")}
         except sqlite3.DatabaseError as exc:
-            raise ImportProblem(f"{path.name}: not a readable SQLite database ({exc})") from None
+            raise ImportProblem(f"{pname}: not a readable SQLite database "
+                                f"({printable(str(exc))})") from None
         if "kernels" not in objects:
-            raise ImportProblem(f"{path.name}: no `kernels` view; not a rocpd database?")
+            if "TARGET_INFO_GPU" in objects or "CUPTI_ACTIVITY_KIND_KERNEL" in objects:
+                raise ImportProblem(f"{pname}: an Nsight Systems SQLite export, not rocpd; run "
+                                    "`nsys stats --report cuda_gpu_kern_sum` and import that")
+            raise ImportProblem(f"{pname}: no `kernels` view; not a rocpd database?")
         sources = [("kernels", True)]
         if "memory_copies" in objects:
             sources.append(("memory_copies", False))
+        n = 0
         for view, is_kernel in sources:
-            try:
-                cur = con.execute(f"SELECT * FROM `{view}`")  # noqa: S608 - fixed names
-            except sqlite3.Error as exc:
-                raise ImportProblem(f"{path.name}: cannot read `{view}` ({exc})") from None
-            header = {_norm(d[0]): i for i, d in enumerate(cur.description or ())}
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info(`{view}`)")]  # noqa: S608
+            header = {_norm(c): i for i, c in enumerate(cols)}
             name_i = _pick(header, "name", "kernel_name", "display_name")
             dir_i = _pick(header, "direction", "kind")
             start_i, end_i = _pick(header, "start"), _pick(header, "end")
@@ -186,35 +458,50 @@ def _rocpd_rows(path: Path) -> Iterator[_Row]:
                     dur_i is None and (start_i is None or end_i is None)):
                 if not is_kernel:
                     continue
-                raise ImportProblem(f"{path.name}: unknown columns in `{view}`: "
-                                    f"{', '.join(d[0] for d in cur.description or ())}")
-            for rec in cur:
-                try:
-                    if dur_i is not None and rec[dur_i] is not None:
-                        dur = float(rec[dur_i])
-                    else:
-                        dur = float(rec[end_i]) - float(rec[start_i])  # type: ignore[index]
-                except (TypeError, ValueError):
-                    raise ImportProblem(f"{path.name}: non-numeric time in `{view}`") from None
-                if not math.isfinite(dur) or dur < 0:
-                    raise ImportProblem(f"{path.name}: negative or invalid duration in "
-                                        f"`{view}`")
-                if is_kernel or name_i is not None:
-                    name = str(rec[name_i])  # type: ignore[index]
+                raise ImportProblem(f"{pname}: `{view}` lacks the expected columns (name, "
+                                    "start/end or duration); found: "
+                                    f"{printable(', '.join(cols), limit=120)}")
+            wanted = [c for c in (name_i, dir_i, start_i, end_i, dur_i, dev_i) if c is not None]
+            sql = ("SELECT " + ", ".join(f'"{cols[i]}"' for i in wanted)  # noqa: S608
+                   + f" FROM `{view}` LIMIT {ROCPD_ROW_BUDGET + 1}")
+            pos = {c: j for j, c in enumerate(wanted)}
+            for rec in con.execute(sql):
+                n += 1
+                if n > ROCPD_ROW_BUDGET:
+                    raise ImportProblem(f"{pname}: more than {ROCPD_ROW_BUDGET:,} rows; "
+                                        "refused (row budget)")
+                dur = number(rec[pos[dur_i]]) if dur_i is not None else None
+                if dur is None and start_i is not None and end_i is not None:
+                    s, e = number(rec[pos[start_i]]), number(rec[pos[end_i]])
+                    dur = None if s is None or e is None else e - s
+                if dur is None or dur < 0:
+                    skipped.add(f"`{view}`: negative or unusable duration", n)
+                    continue
+                if name_i is not None:
+                    name = cap_name(str(rec[pos[name_i]]))
                 else:
-                    direction = str(rec[dir_i] if dir_i is not None else "").upper()
-                    direction = direction.replace("MEMORY_COPY_", "")
+                    raw_dir = rec[pos[dir_i]] if dir_i is not None else ""
+                    direction = str(raw_dir).upper().replace("MEMORY_COPY_", "")
                     name = f"Memcpy {_MEMCPY_DIRS.get(direction, direction or '?')}"
-                dev = rec[dev_i] if dev_i is not None else -1
-                yield _Row(_agent(str(dev)) if dev is not None else -1, name, dur)
+                dev = rec[pos[dev_i]] if dev_i is not None else None
+                out.rows.append(_Row(_agent(str(dev)) if dev is not None else -1, name, dur))
+    except sqlite3.OperationalError as exc:
+        if budget.tripped:
+            raise ImportProblem(f"{pname}: query stopped after its time budget "
+                                f"({ROCPD_TIME_BUDGET_S:g} s): a view too costly to read "
+                                "(recursive or cross-joined?)") from None
+        raise ImportProblem(f"{pname}: SQLite error ({printable(str(exc))})") from None
     except sqlite3.DatabaseError as exc:
-        raise ImportProblem(f"{path.name}: SQLite error ({exc})") from None
+        raise ImportProblem(f"{pname}: SQLite error ({printable(str(exc))})") from None
     finally:
         con.close()
+    out.skipped = skipped.total()
+    out.notes = [x.replace("line", "row") for x in skipped.notes(pname)]
+    return out
 
 
 def _choose(per_dev: dict[int, float], device_index: int | None, what: str) -> tuple[int, str]:
-    listing = ", ".join(f"{d} ({t / 1e6:.3f} ms)" for d, t in sorted(per_dev.items()))
+    listing = ", ".join(f"{d} ({units.millis(t / 1e6)})" for d, t in sorted(per_dev.items()))
     if device_index is not None:
         if device_index not in per_dev:
             raise ImportProblem(f"--device-index {device_index} not found; {what}s: {listing}")
@@ -229,16 +516,36 @@ def _choose(per_dev: dict[int, float], device_index: int | None, what: str) -> t
 def import_rocprofv3(paths: Iterable[Path], *, top: int = DEFAULT_TOP,
                      device_index: int | None = None) -> TableImport:
     rows: list[_Row] = []
+    notes: list[str] = []
+    skipped = 0
+    device: DeviceInfo | None = None
     paths = [Path(p) for p in paths]
     if not paths:
         raise ImportProblem("no input files")
     for p in paths:
-        if not p.exists():
-            raise ImportProblem(f"{p}: file not found")
-        it = _rocpd_rows(p) if _is_sqlite(p) else _rocprof_csv_rows(p)
-        rows.extend(it)
+        why = store.check_regular(p)
+        if why is not None:
+            raise ImportProblem(f"{printable(p)}: {printable(why)}")
+        if _is_sqlite(p):
+            got = _rocpd_rows(p)
+        elif _is_rocprofv3_json(p):
+            got = _rocprofv3_json(p)
+        else:
+            if p.suffix.lower() in (".json", ".gz"):
+                head = head_text(p, 200).lstrip()
+                if head.startswith(("{", "[")):
+                    raise ImportProblem(f"{printable(p.name)}: a JSON file that is not "
+                                        "rocprofv3 output (a PyTorch trace? use `roofline "
+                                        "import torch`)")
+            got = _rocprof_csv(p)
+        rows.extend(got.rows)
+        notes.extend(got.notes)
+        skipped += got.skipped
+        device = device or got.device
     if not rows:
-        raise ImportProblem("no kernel dispatches in " + ", ".join(p.name for p in paths))
+        why = f" ({skipped:,} bad rows skipped, none valid)" if skipped else ""
+        raise ImportProblem("no kernel dispatches in "
+                            + ", ".join(printable(p.name) for p in paths) + why)
     per_dev: dict[int, float] = {}
     for r in rows:
         per_dev[r.device] = per_dev.get(r.device, 0.0) + r.dur_ns
@@ -250,72 +557,181 @@ def import_rocprofv3(paths: Iterable[Path], *, top: int = DEFAULT_TOP,
         if r.device != dev:
             continue
         us = r.dur_ns / 1000.0
-        aggs.setdefault(r.name, KernelAgg(r.name)).add(us)
+        aggs.setdefault(r.name, KernelAgg(r.name)).add(us, r.calls)
         total += us
-        launches += 1
+        launches += r.calls
     doc = build_topn(aggs.values(), source="rocprofv3", total_us=total, launches=launches,
-                     top=top)
-    return TableImport(doc=doc, device_message=message, rows=launches)
+                     top=top, notes=notes)
+    return TableImport(doc=doc, device_message=message, rows=launches, notes=notes,
+                       skipped=skipped, device_info=device)
 
 
 # ---------------------------------------------------------------------------------------------
-# Nsight Systems cuda_gpu_kern_sum
-# ---------------------------------------------------------------------------------------------
+# Nsight Systems cuda_gpu_kern_sum: CSV (--format csv) or console tables, one report or many
+
+
+_KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum", "cuda kernel statistics",
+                   "cuda gpu kernel summary")
+_PROCESSING = re.compile(r"^\s*Processing \[.*?\] with \[(?P<script>[^\]]*)\]")
+_BANNER = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>\w+)\))?\s*:?\s*$")
+_SKIPPED = re.compile(r"^\s*SKIPPED:\s*(?P<why>.*)$")
+_DASHES = re.compile(r"^\s*-{3,}(\s+-{3,})*\s*$")
+
+
+@dataclass
+class _Section:
+    report: str  # report name (cuda_gpu_kern_sum, osrt_sum, ...) or "" when unnamed
+    lines: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+
+def _sections(lines: list[str]) -> list[_Section]:
+    """Split an nsys stats dump into its reports (``Processing [...] with [x.py]`` lines and
+    ``** Title (report):`` banners start one)."""
+    out: list[_Section] = [_Section("")]
+    for line in lines:
+        m = _PROCESSING.match(line)
+        if m:
+            out.append(_Section(Path(m.group("script").strip()).stem.lower()))
+            continue
+        b = _BANNER.match(line)
+        if b and line.lstrip().startswith("**"):
+            report = (b.group("report") or b.group("title") or "").lower()
+            if out[-1].report and not out[-1].lines and report and report in out[-1].report:
+                continue  # the banner of the report just announced
+            if out[-1].report and not any(x.strip() for x in out[-1].lines) and report:
+                out[-1].report = report
+                continue
+            out.append(_Section(report))
+            continue
+        s = _SKIPPED.match(line)
+        if s:
+            out[-1].skipped = s.group("why").strip()
+            continue
+        out[-1].lines.append(line)
+    return [s for s in out if s.report or any(x.strip() for x in s.lines)]
+
+
+def _is_kernel_report(name: str) -> bool:
+    return any(k in name for k in _KERNEL_REPORTS)
+
+
+def _header_at(lines: list[str]) -> int | None:
+    for i, line in enumerate(lines):
+        s = line.strip().lstrip('"')
+        if s.startswith(("Time (%)", "Time(%)")):
+            return i
+    return None
+
+
+def _table(section_lines: list[str], path: Path) -> tuple[list[str], list[list[str]], bool]:
+    """(header, rows, console?) of the first table in a section: CSV or space-aligned."""
+    start = _header_at(section_lines)
+    if start is None:
+        what = what_is(path)
+        if what:
+            raise ImportProblem(f"{printable(path.name)}: {what}; not nsys output")
+        raise ImportProblem(f"{printable(path.name)}: no kernel table header (a line starting "
+                            "'Time (%)')")
+    head_line = section_lines[start]
+    rest = section_lines[start + 1:]
+    console = "," not in head_line and bool(rest) and _DASHES.match(rest[0]) is not None
+    if not console:
+        reader = csv.reader(io.StringIO("\n".join([head_line, *rest])))
+        head = next(reader)
+        rows: list[list[str]] = []
+        for rec in reader:
+            if not rec or all(not c.strip() for c in rec):
+                if rows:
+                    break  # a blank line ends the table
+                continue
+            rows.append(rec)
+        return [h.strip() for h in head], rows, False
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rest[0])]
+    head = [head_line[a:b if k < len(spans) - 1 else None].strip()
+            for k, (a, b) in enumerate(spans)]
+    rows = []
+    for line in rest[1:]:
+        if not line.strip():
+            if rows:
+                break
+            continue
+        cells = line.split(None, len(spans) - 1)
+        rows.append([c.strip() for c in cells])
+    return head, rows, True
 
 
 def import_nsys(path: Path, *, top: int = DEFAULT_TOP) -> TableImport:
+    """``nsys stats`` output: the ``cuda_gpu_kern_sum`` table (old ``gpukernsum`` / "CUDA Kernel
+    Statistics" too), found wherever it is in a multi-report dump, in CSV or console layout."""
     path = Path(path)
+    pname = printable(path.name)
     text = _read_text(path)
-    lines = text.splitlines()
-    start = None
-    for i, line in enumerate(lines):
-        if line.lstrip().lstrip('"').startswith("Time (%)") or line.lstrip().lstrip(
-                '"').startswith("Time(%)"):
-            start = i
-            break
-    if start is None:
-        raise ImportProblem(f"{path.name}: no cuda_gpu_kern_sum header row (a line starting "
-                            "'Time (%)') found; unknown columns")
-    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
-    head = next(reader)
+    sections = _sections(text.splitlines())
+    named = [s for s in sections if s.report]
+    kernel = [s for s in named if _is_kernel_report(s.report)]
+    if kernel:
+        sec = kernel[0]
+        if sec.skipped is not None or _header_at(sec.lines) is None:
+            why = printable(sec.skipped or "no table", limit=160)
+            others = ", ".join(printable(s.report, limit=30) + (" (skipped)" if s.skipped else "")
+                               for s in named if s is not sec)
+            raise ImportProblem(f"{pname}: the nsys report has no CUDA kernel data "
+                                f"({sec.report}: SKIPPED: {why})"
+                                + (f"; reports present: {others}" if others else ""))
+    elif named:
+        others = ", ".join(printable(s.report, limit=30) + (" (skipped)" if s.skipped else "")
+                           for s in named)
+        if not any(_header_at(s.lines) is not None for s in sections if not s.report):
+            raise ImportProblem(f"{pname}: no cuda_gpu_kern_sum report in this nsys dump "
+                                f"(reports present: {others}); run `nsys stats --report "
+                                "cuda_gpu_kern_sum`")
+        sec = next(s for s in sections if not s.report and _header_at(s.lines) is not None)
+    else:
+        sec = sections[0] if sections else _Section("")
+    head, recs, console = _table(sec.lines, path)
     header = {_norm(c): i for i, c in enumerate(head)}
     name_i = _pick(header, "Name")
     total_i = _pick(header, "Total Time (ns)", "Total Time")
-    inst_i = _pick(header, "Instances", "Calls", "Count")
+    inst_i = _pick(header, "Instances", "Num Calls", "Calls", "Count")
     if name_i is None or total_i is None or inst_i is None:
-        raise ImportProblem(f"{path.name}: unknown columns (need Name, Total Time (ns), "
-                            f"Instances); found: {', '.join(head)}")
-    scale = 1.0
-    if "(us)" in head[total_i]:
-        scale = 1e3
-    elif "(ms)" in head[total_i]:
-        scale = 1e6
-    elif "(s)" in head[total_i]:
-        scale = 1e9
+        missing = [w for w, i in (("Name", name_i), ("Total Time", total_i),
+                                  ("Instances", inst_i)) if i is None]
+        raise ImportProblem(f"{pname}: unknown columns: the table has no "
+                            f"{' / '.join(missing)} column (not a kernel summary?)")
+    unit = head[total_i]
+    scale = 1e3 if "(us)" in unit else 1e6 if "(ms)" in unit else 1e9 if "(s)" in unit else 1.0
     aggs: dict[str, KernelAgg] = {}
     total = 0.0
     launches = 0
+    skipped = _Skipped()
+    cut = 0
     width = len(head)
-    for lineno, rec in enumerate(reader, start + 2):
-        if not rec or all(not c.strip() for c in rec):
-            continue
+    for lineno, rec in enumerate(recs, 1):
         if len(rec) != width:
-            raise ImportProblem(f"{path.name}: line {lineno} has {len(rec)} fields, header has "
-                                f"{width} (truncated or damaged file)")
-        try:
-            total_ns = _float(rec[total_i]) * scale
-            calls = _int(rec[inst_i].replace(",", ""))
-        except (ValueError, TypeError):
-            raise ImportProblem(f"{path.name}: line {lineno}: numbers expected in "
-                                "Total Time/Instances") from None
-        if total_ns < 0 or calls < 0:
-            raise ImportProblem(f"{path.name}: line {lineno}: negative time or count")
-        name = rec[name_i]
-        us = total_ns / 1000.0
+            skipped.add(f"{len(rec)} fields where the header has {width}", lineno)
+            continue
+        total_ns = _ns(rec[total_i])
+        calls = integer(rec[inst_i])
+        if total_ns is None or calls is None:
+            skipped.add("Total Time / Instances not numbers", lineno)
+            continue
+        if total_ns < 0:
+            skipped.add("negative time", lineno)
+            continue
+        name = cap_name(rec[name_i].strip())
+        cut += is_truncated(name)
+        us = total_ns * scale / 1000.0
         aggs.setdefault(name, KernelAgg(name)).add(us, calls)
         total += us
         launches += calls
     if not aggs:
-        raise ImportProblem(f"{path.name}: header found but no kernel rows")
-    doc = build_topn(aggs.values(), source="nsys", total_us=total, launches=launches, top=top)
-    return TableImport(doc=doc, rows=len(aggs))
+        why = f" ({skipped.total():,} bad rows skipped)" if skipped.total() else ""
+        raise ImportProblem(f"{pname}: kernel table found but no usable kernel rows{why}")
+    notes = skipped.notes(pname)
+    if cut:
+        notes.append(f"{cut} kernel name(s) cut with '…' by the nsys console layout: "
+                     "`nsys stats --format csv` keeps them whole")
+    doc = build_topn(aggs.values(), source="nsys", total_us=total, launches=launches, top=top,
+                     notes=notes)
+    return TableImport(doc=doc, rows=len(aggs), notes=notes, skipped=skipped.total())

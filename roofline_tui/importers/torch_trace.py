@@ -40,6 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core.coerce import number
+from roofline_tui.core.names import cap_name
+from roofline_tui.core.store import check_regular
+from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (
     DEFAULT_TOP,
     MAX_DTYPES,
@@ -50,10 +54,19 @@ from roofline_tui.importers.common import (
     ServingInfo,
     build_topn,
 )
+from roofline_tui.importers.device import DeviceInfo, from_kineto
 from roofline_tui.importers.jsonstream import TraceEventStream
 
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+# Kineto categories, compared lower-cased: PyTorch 1.8-1.9 wrote ``Kernel``/``Memcpy``/
+# ``Memset``/``Runtime``/``Operator`` (and ``Input dims``); later versions ``kernel``/
+# ``gpu_memcpy``/``gpu_memset``/``cuda_runtime``/``cpu_op`` (``Input Dims``).
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "runtime")
+CPU_OP_CATS = ("cpu_op", "operator")
+FLOW_CATS = ("ac2g", "async")
+_KERNEL_LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
+                            r"ModuleLaunch", re.IGNORECASE)
+_GRAPH_LAUNCH = re.compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
                "Layout", "MemoryFormat"}
 PROGRESS_MIN_BYTES = 64 << 20
@@ -72,6 +85,7 @@ class TorchImport:
     device: DeviceChoice
     events_seen: int
     notes: list[str] = field(default_factory=list)
+    device_info: DeviceInfo | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,8 +96,28 @@ _SEG = re.compile(r"(context|generation)_(\d+)\(([^)]*)\)")
 _SQ = re.compile(r"sq(\d+)")
 
 
+_SGLANG_STEP = re.compile(r"^step\[(\w+)([^\]]*)\]")
+_KV = re.compile(r"(\w+)=(\d+)")
+
+
+def is_step_name(name: Any) -> bool:
+    return isinstance(name, str) and (name.startswith("execute_") or
+                                      _SGLANG_STEP.match(name) is not None)
+
+
 def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] | None:
-    """``(phase, context_tokens, decode_batch)`` for an ``execute_*`` span, else None."""
+    """``(phase, context_tokens, decode_batch)`` for a step span, else None.
+
+    vLLM: ``execute_*`` (see the module docstring). SGLang: ``step[EXTEND bs=15 toks=15360]``
+    is a prefill step of 15360 tokens, ``step[DECODE bs=32]`` a decode step of batch 32."""
+    if isinstance(name, str) and (m := _SGLANG_STEP.match(name)):
+        kind = m.group(1).upper()
+        kv = {k.lower(): int(v[:9]) for k, v in _KV.findall(m.group(2))}
+        if kind in ("EXTEND", "PREFILL"):
+            return ("prefill", kv.get("toks", kv.get("tokens", 0)), 0)
+        if kind == "DECODE":
+            return ("decode", 0, kv.get("bs", 0))
+        return None
     if not isinstance(name, str) or not name.startswith("execute_"):
         return None
     seg: dict[str, tuple[int, int | None]] = {}
@@ -131,24 +165,24 @@ def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] |
 
 
 def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    f = float(v)
-    return f if f == f and abs(f) != float("inf") else None
+    """A JSON number (never text) through the one coercer: huge integers become ``None``."""
+    return number(v, text=False)
 
 
 def _as_int(v: Any) -> int | None:
-    if isinstance(v, bool):
+    """An integral id (device, correlation, External id): ``None`` when not one."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v if -(1 << 62) < v < (1 << 62) else None  # fits the typed arrays
+    f = number(v)
+    if f is None or not f.is_integer() or abs(f) >= (1 << 62):
         return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str):
-        s = v.strip()
-        if s.lstrip("-").isdigit():
-            return int(s)
-    return None
+    return int(f)
+
+
+def _arg(args: dict[str, Any], key: str) -> Any:
+    """``args[key]`` under its current or its 1.8-era spelling (``external id``)."""
+    v = args.get(key)
+    return args.get(key.lower()) if v is None else v
 
 
 def _clean_dims(dims: Any) -> list[list[int]]:
@@ -188,10 +222,17 @@ class _Collector:
         self.g_ext = array("q")
         self.g_ts = array("d")
         self.g_dur = array("d")
-        # launches
+        # launches: runtime events with a correlation, then ac2g/async flow starts
         self.r_corr = array("q")
         self.r_tid = array("q")
         self.r_ts = array("d")
+        self.f_corr = array("q")
+        self.f_tid = array("q")
+        self.f_ts = array("d")
+        self.graph_corr: set[int] = set()
+        self.launch_calls = 0
+        self.graph_launches = 0
+        self.runtime_events = 0
         # cpu ops with shapes
         self.c_tid = array("q")
         self.c_ts = array("d")
@@ -200,17 +241,24 @@ class _Collector:
         self.c_sig = array("q")
         self.sig_ids: dict[str, int] = {}
         self.sigs: list[tuple[list[list[int]], list[str]]] = []
-        # steps: (device, start, end, phase, ctx_tokens, dec_batch)
+        self.cpu_ops = 0
+        # steps on the GPU timeline: (device, start, end, phase, ctx_tokens, dec_batch)
         self.steps: list[tuple[int, float, float, str, int, int]] = []
+        # steps annotated on the CPU: (thread id, start, end, phase, ctx_tokens, dec_batch)
+        self.cpu_steps: list[tuple[int, float, float, str, int, int]] = []
         self.execute_spans = 0
         self.events = 0
         self.skipped_gpu = 0
+        self.categories: dict[str, int] = {}
 
     def _name_id(self, name: str) -> int:
         i = self.name_ids.get(name)
         if i is None:
-            i = self.name_ids[name] = len(self.names)
-            self.names.append(name)
+            name = cap_name(name)
+            i = self.name_ids.get(name)
+            if i is None:
+                i = self.name_ids[name] = len(self.names)
+                self.names.append(name)
         return i
 
     def _tid_id(self, pid: Any, tid: Any) -> int:
@@ -226,7 +274,21 @@ class _Collector:
         if not isinstance(ev, dict):
             return
         cat = ev.get("cat")
-        if not isinstance(cat, str) or ev.get("ph", "X") != "X":
+        if not isinstance(cat, str):
+            return
+        cat = cat.lower()
+        if len(self.categories) < 64 or cat in self.categories:
+            self.categories[cat] = self.categories.get(cat, 0) + 1
+        ph = ev.get("ph", "X")
+        if cat in FLOW_CATS and ph == "s":
+            corr = _as_int(ev.get("id"))
+            ts = _num(ev.get("ts"))
+            if corr is not None and ts is not None:
+                self.f_corr.append(corr)
+                self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                self.f_ts.append(ts)
+            return
+        if ph != "X":
             return
         args = ev.get("args")
         if not isinstance(args, dict):
@@ -241,7 +303,7 @@ class _Collector:
             if dev is None:
                 dev = _as_int(ev.get("pid"))
             corr = _as_int(args.get("correlation"))
-            ext = _as_int(args.get("External id"))
+            ext = _as_int(_arg(args, "External id"))
             self.g_dev.append(dev if dev is not None else -1)
             self.g_name.append(self._name_id(name))
             self.g_corr.append(corr if corr is not None else -1)
@@ -249,15 +311,27 @@ class _Collector:
             self.g_ts.append(ts)
             self.g_dur.append(dur)
         elif cat in LAUNCH_CATS:
+            self.runtime_events += 1
+            name = ev.get("name")
+            graph = False
+            if isinstance(name, str):
+                if _GRAPH_LAUNCH.match(name):
+                    self.graph_launches += 1
+                    graph = True
+                elif _KERNEL_LAUNCH.search(name):
+                    self.launch_calls += 1
             corr = _as_int(args.get("correlation"))
             ts = _num(ev.get("ts"))
             if corr is None or ts is None:
                 return
+            if graph:
+                self.graph_corr.add(corr)
             self.r_corr.append(corr)
             self.r_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
             self.r_ts.append(ts)
-        elif cat == "cpu_op":
-            dims = _clean_dims(args.get("Input Dims"))
+        elif cat in CPU_OP_CATS:
+            self.cpu_ops += 1
+            dims = _clean_dims(_dims_arg(args))
             ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
             if not dims or ts is None or dur is None or dur < 0:
                 return
@@ -267,25 +341,45 @@ class _Collector:
             if sig is None:
                 sig = self.sig_ids[key] = len(self.sigs)
                 self.sigs.append((dims, types))
-            ext = _as_int(args.get("External id"))
+            ext = _as_int(_arg(args, "External id"))
             self.c_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
             self.c_ts.append(ts)
             self.c_end.append(ts + dur)
             self.c_ext.append(ext if ext is not None else -1)
             self.c_sig.append(sig)
-        elif cat == "gpu_user_annotation":
+        elif cat in ("gpu_user_annotation", "user_annotation"):
             name = ev.get("name")
-            if not isinstance(name, str) or not name.startswith("execute_"):
+            if not is_step_name(name):
                 return
             self.execute_spans += 1
             ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            step = parse_step(name, args)
+            step = parse_step(str(name), args)
             if step is None or ts is None or dur is None:
                 return
-            dev = _as_int(args.get("device"))
-            if dev is None:
-                dev = _as_int(ev.get("pid"))
-            self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
+            if cat == "gpu_user_annotation":
+                dev = _as_int(args.get("device"))
+                if dev is None:
+                    dev = _as_int(ev.get("pid"))
+                self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
+            else:
+                tid = self._tid_id(ev.get("pid"), ev.get("tid"))
+                self.cpu_steps.append((tid, ts, ts + dur, *step))
+
+    def what_it_holds(self, header: dict[str, Any]) -> str:
+        """One line on what a trace without GPU events does hold."""
+        bits = []
+        for cat, n in sorted(self.categories.items(), key=lambda kv: (-kv[1], kv[0]))[:4]:
+            bits.append(f"{n:,} {printable(cat, limit=30)}")
+        props = header.get("deviceProperties")
+        has_props = isinstance(props, list) and bool(props)
+        held = ", ".join(bits) if bits else f"{self.events:,} events without a category"
+        return (f"no GPU events (kernel/memcpy/memset) in the trace: CPU-only trace: {held} "
+                f"events, {'with' if has_props else 'no'} deviceProperties")
+
+
+def _dims_arg(args: dict[str, Any]) -> Any:
+    v = args.get("Input Dims")
+    return args.get("Input dims") if v is None else v
 
 
 # ---------------------------------------------------------------------------------------------
@@ -327,10 +421,40 @@ def _is_gzip(path: Path) -> bool:
         return False
 
 
+def head_text(path: Path, n: int = 4096) -> str:
+    """The first ``n`` characters of a (possibly gzipped) text file; ``""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    data = gz.read(n)
+            else:
+                fh.seek(0)
+                data = fh.read(n)
+    except (OSError, EOFError, zlib.error):
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def _other_format(path: Path) -> str | None:
+    """A one-line refusal when the file is a known non-Kineto format."""
+    head = head_text(path).lstrip("\ufeff \t\r\n")
+    if head.startswith("{") and '"rocprofiler-sdk-tool"' in head[:200]:
+        return ("a rocprofv3 --output-format json file, not a PyTorch trace; import it with "
+                "`roofline import rocprofv3`")
+    if head.startswith("SQLite format 3"):
+        return "an SQLite database (rocpd or nsys), not a PyTorch trace"
+    return None
+
+
 def collect(path: Path, *, chunk: int = 1 << 20,
             progress: bool = True) -> tuple[_Collector, dict[str, Any]]:
     """Stream ``path`` once; returns the collector and the trace's top-level header."""
     path = Path(path)
+    why = check_regular(path)
+    if why is not None:
+        raise ImportProblem(f"{printable(path)}: {printable(why)}")
     try:
         size = path.stat().st_size
         raw = open(path, "rb")  # noqa: SIM115 - closed below
@@ -340,6 +464,10 @@ def collect(path: Path, *, chunk: int = 1 << 20,
         raise ImportProblem(f"{path}: is a directory, expected a trace file") from None
     except OSError as exc:
         raise ImportProblem(f"{path}: cannot open ({exc.strerror or exc})") from None
+    other = _other_format(path)
+    if other:
+        raw.close()
+        raise ImportProblem(f"{path.name}: {other}")
     bar = _Progress(raw, size, f"importing {path.name}") if progress else None
     col = _Collector()
     try:
@@ -421,86 +549,158 @@ def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
                 break
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array) -> None:
-    """Fill shapes/dtypes of the kernels in ``aggs`` from their launching cpu_op.
+@dataclass
+class _Launches:
+    """For each row of interest: the launching thread and time (-1 / 0 when unknown) and
+    whether the launch was a graph replay."""
 
-    Works on typed arrays indexed by position in ``rows`` so memory stays a few machine words
-    per launch."""
-    n = len(rows)
-    if not n or not col.c_sig:
-        return
-    g_corr, g_ext, g_name = col.g_corr, col.g_ext, col.g_name
-    by_corr = sorted(range(n), key=lambda p: g_corr[rows[p]])
-    corr_sorted = array("q", (g_corr[rows[p]] for p in by_corr))
-    q_tid = array("q", [-1]) * n
-    q_ts = array("d", [0.0]) * n
-    for corr, tid, ts in zip(col.r_corr, col.r_tid, col.r_ts, strict=True):
+    tid: array
+    ts: array
+    graph: array
+
+
+def _fill_launches(corr_sorted: array, by_corr: list[int], out: _Launches, corrs: array,
+                   tids: array, tss: array) -> None:
+    n = len(corr_sorted)
+    for corr, tid, ts in zip(corrs, tids, tss, strict=True):
         if corr < 0:
             continue
         k = bisect.bisect_left(corr_sorted, corr)
         while k < n and corr_sorted[k] == corr:
             p = by_corr[k]
-            if q_tid[p] < 0:
-                q_tid[p] = tid
-                q_ts[p] = ts
+            if out.tid[p] < 0:
+                out.tid[p] = tid
+                out.ts[p] = ts
             k += 1
-    del by_corr, corr_sorted
-    span_of = array("q", [-1]) * n
-    for tid in sorted(set(q_tid)):
-        if tid < 0:
-            continue
-        queries = [p for p in range(n) if q_tid[p] == tid]
-        spans = [j for j, t in enumerate(col.c_tid) if t == tid]
-        if spans:
-            _innermost(col.c_ts, col.c_end, spans, q_ts, queries, span_of)
-    sig_of = array("q", ((col.c_sig[j] if j >= 0 else -1) for j in span_of))
-    del span_of, q_tid, q_ts
-    missing = {g_ext[rows[p]] for p in range(n) if sig_of[p] < 0 and g_ext[rows[p]] >= 0}
-    if missing:
-        by_ext: dict[int, int] = {}
-        for ext, sig in zip(col.c_ext, col.c_sig, strict=True):
-            if ext in missing and ext not in by_ext:
-                by_ext[ext] = sig
+
+
+def _find_launches(col: _Collector, rows: array) -> _Launches:
+    """Link each GPU row to its launch: the runtime event with the same ``correlation``; else
+    the ``ac2g``/``async`` flow start with that id (traces whose runtime events were cut)."""
+    n = len(rows)
+    out = _Launches(array("q", [-1]) * n, array("d", [0.0]) * n, array("b", [0]) * n)
+    g_corr = col.g_corr
+    by_corr = sorted(range(n), key=lambda p: g_corr[rows[p]])
+    corr_sorted = array("q", (g_corr[rows[p]] for p in by_corr))
+    _fill_launches(corr_sorted, by_corr, out, col.r_corr, col.r_tid, col.r_ts)
+    if col.f_corr:
+        _fill_launches(corr_sorted, by_corr, out, col.f_corr, col.f_tid, col.f_ts)
+    if col.graph_corr:
         for p in range(n):
-            if sig_of[p] < 0:
-                sig_of[p] = by_ext.get(g_ext[rows[p]], -1)
-    # most frequent shape sets first
-    counts: dict[tuple[int, int], int] = {}
+            if g_corr[rows[p]] in col.graph_corr:
+                out.graph[p] = 1
+    return out
+
+
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
+                   launches: _Launches) -> None:
+    """Fill shapes/dtypes of the kernels in ``aggs`` from their launching cpu_op.
+
+    Works on typed arrays indexed by position in ``rows`` so memory stays a few machine words
+    per launch."""
+    n = len(rows)
+    g_ext, g_name = col.g_ext, col.g_name
+    replayed: dict[int, int] = {}
     for p in range(n):
-        if sig_of[p] >= 0:
-            key = (g_name[rows[p]], sig_of[p])
-            counts[key] = counts.get(key, 0) + 1
-    for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if launches.graph[p]:
+            replayed[g_name[rows[p]]] = replayed.get(g_name[rows[p]], 0) + 1
+    if n and col.c_sig:
+        q_tid, q_ts = launches.tid, launches.ts
+        span_of = array("q", [-1]) * n
+        for tid in sorted(set(q_tid)):
+            if tid < 0:
+                continue
+            queries = [p for p in range(n) if q_tid[p] == tid]
+            spans = [j for j, t in enumerate(col.c_tid) if t == tid]
+            if spans:
+                _innermost(col.c_ts, col.c_end, spans, q_ts, queries, span_of)
+        sig_of = array("q", ((col.c_sig[j] if j >= 0 else -1) for j in span_of))
+        del span_of
+        missing = {g_ext[rows[p]] for p in range(n) if sig_of[p] < 0 and g_ext[rows[p]] >= 0}
+        if missing:
+            by_ext: dict[int, int] = {}
+            for ext, sig in zip(col.c_ext, col.c_sig, strict=True):
+                if ext in missing and ext not in by_ext:
+                    by_ext[ext] = sig
+            for p in range(n):
+                if sig_of[p] < 0:
+                    sig_of[p] = by_ext.get(g_ext[rows[p]], -1)
+        # most frequent shape sets first
+        counts: dict[tuple[int, int], int] = {}
+        for p in range(n):
+            if sig_of[p] >= 0:
+                key = (g_name[rows[p]], sig_of[p])
+                counts[key] = counts.get(key, 0) + 1
+        for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            agg = aggs[name_id]
+            dims, types = col.sigs[sig]
+            if dims not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
+                agg.shapes.append(dims)
+            for t in types:
+                if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
+                    agg.dtypes.append(t)
+    for name_id, n_replayed in replayed.items():
         agg = aggs[name_id]
-        dims, types = col.sigs[sig]
-        if dims not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
-            agg.shapes.append(dims)
-        for t in types:
-            if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
-                agg.dtypes.append(t)
+        if not agg.shapes:
+            agg.notes.append(f"no shapes recorded: {n_replayed} of {agg.calls} launches were "
+                             "replayed from a CUDA/HIP graph (no launching op in the trace)")
+
+
+def _outermost(steps: list[tuple[int, float, float, str, int, int]]
+               ) -> list[tuple[int, float, float, str, int, int]]:
+    """Step spans not enclosed by another step span of the same device/thread: vLLM's
+    ``execute_*`` around SGLang-style ``step[...]`` is one step, not two."""
+    out: list[tuple[int, float, float, str, int, int]] = []
+    for s in sorted(steps, key=lambda s: (s[0], s[1], -s[2])):
+        if out and out[-1][0] == s[0] and out[-1][1] <= s[1] and s[2] <= out[-1][2]:
+            continue
+        out.append(s)
+    return out
 
 
 def _attach_phases(col: _Collector, device: int, aggs: dict[int, KernelAgg],
-                   rows: array) -> ServingInfo | None:
-    steps = sorted(s for s in col.steps if s[0] in (device, -1))
-    if not steps:
+                   rows: array, launches: _Launches) -> ServingInfo | None:
+    """Per-phase calls of the top kernels. A kernel belongs to the GPU step span around it on
+    its device; without one, to the CPU step span (``user_annotation``) around its launch on
+    the launching thread (linked by correlation or ``ac2g`` flow)."""
+    steps = _outermost([s for s in col.steps if s[0] in (device, -1)])
+    cpu_steps = _outermost(col.cpu_steps)
+    if not steps and not cpu_steps:
         return None
     starts = [s[1] for s in steps]
-    for i in rows:
+    by_tid: dict[int, list[tuple[int, float, float, str, int, int]]] = {}
+    for s in cpu_steps:
+        by_tid.setdefault(s[0], []).append(s)
+    tid_starts = {tid: [s[1] for s in ss] for tid, ss in by_tid.items()}
+    used_cpu: set[tuple[int, float]] = set()
+    for p, i in enumerate(rows):
         ts = col.g_ts[i]
+        step = None
         k = bisect.bisect_right(starts, ts) - 1
-        if k < 0 or ts >= steps[k][2]:
+        if k >= 0 and ts < steps[k][2]:
+            step = steps[k]
+        elif launches.tid[p] >= 0 and launches.tid[p] in by_tid:
+            ss = by_tid[launches.tid[p]]
+            lt = launches.ts[p]
+            k = bisect.bisect_right(tid_starts[launches.tid[p]], lt) - 1
+            if k >= 0 and lt <= ss[k][2]:
+                step = ss[k]
+                used_cpu.add((step[0], step[1]))
+        if step is None:
             continue
-        _dev, _s, _e, phase, ctx, batch = steps[k]
+        _key, _s, _e, phase, ctx, batch = step
         m = ctx + batch if phase == "prefill" else batch
         pa = aggs[col.g_name[i]].by_phase.setdefault(phase, PhaseAgg())
         pa.count += 1
         pa.total_us += col.g_dur[i]
         pa.m_hist[m] = pa.m_hist.get(m, 0) + 1
+    counted = steps + [s for s in cpu_steps if (s[0], s[1]) in used_cpu]
+    if not counted:
+        return None
     return ServingInfo(
-        n_prefill_steps=sum(1 for s in steps if s[3] == "prefill"),
-        n_decode_steps=sum(1 for s in steps if s[3] == "decode"),
-        decode_batches=[s[5] for s in steps if s[3] == "decode"],
+        n_prefill_steps=sum(1 for s in counted if s[3] == "prefill"),
+        n_decode_steps=sum(1 for s in counted if s[3] == "decode"),
+        decode_batches=[s[5] for s in counted if s[3] == "decode"],
     )
 
 
@@ -518,6 +718,8 @@ def import_torch(
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)
+    if not col.g_dev:
+        raise ImportProblem(f"{Path(path).name}: {col.what_it_holds(header)}")
     choice = choose_device(col, device_index)
     dev = choice.chosen
     aggs: dict[int, KernelAgg] = {}
@@ -539,20 +741,47 @@ def import_torch(
     top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,
                                                              strict=True))
                            if d == dev and nid in top_aggs))
-    _attach_shapes(col, top_aggs, top_rows)
-    serving = _attach_phases(col, dev, top_aggs, top_rows)
+    launches_of = _find_launches(col, top_rows)
+    _attach_shapes(col, top_aggs, top_rows, launches_of)
+    serving = _attach_phases(col, dev, top_aggs, top_rows, launches_of)
     notes = []
     if col.execute_spans and serving is None:
         notes.append(f"{col.execute_spans} execute_* step spans without a readable "
                      "context/generation segment: no serving block")
     if col.skipped_gpu:
-        notes.append(f"{col.skipped_gpu} GPU events without ts/dur/name skipped")
+        notes.append(f"{col.skipped_gpu} GPU events without a usable ts/dur/name skipped")
     if total <= 0:
         raise ImportProblem("GPU events found but their durations sum to zero")
+    replay = graph_replay(col, launches)
+    if replay:
+        notes.append(replay["warning"])
     doc = build_topn(aggs.values(), source="torch-trace", total_us=total, launches=launches,
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
-                     capture_sizes=capture_sizes)
-    return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes)
+                     capture_sizes=capture_sizes, notes=notes, graph_replay=replay)
+    info = from_kineto(header, dev, Path(path).name)
+    return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
+                       device_info=info)
+
+
+def graph_replay(col: _Collector, gpu_events: int) -> dict[str, Any] | None:
+    """The graph-replay warning, or None. Raised when graph launches are present, or when
+    kernel launch calls far outnumber the GPU events recorded (kernels launched inside a graph
+    capture, or replayed without tracing, are not in the trace)."""
+    launches, graphs = col.launch_calls, col.graph_launches
+    capture = launches >= 2 * max(gpu_events, 1) and launches - gpu_events >= 20
+    if not graphs and not capture:
+        return None
+    parts = []
+    if capture:
+        parts.append(f"{launches:,} kernel launch calls but only {gpu_events:,} GPU events "
+                     "recorded: kernels launched in a graph capture (or replayed untraced) are "
+                     "missing, so this Top-N misses them")
+    if graphs:
+        parts.append(f"{graphs:,} graph launch call(s) (cudaGraphLaunch/hipGraphLaunch): "
+                     "kernels replayed from a graph have no launching op, so their shapes "
+                     "are not recorded")
+    return {"launch_calls": launches, "graph_launches": graphs, "kernel_events": gpu_events,
+            "warning": "graph replay: " + "; ".join(parts)}
 
 
 def file_size(path: Path) -> int:

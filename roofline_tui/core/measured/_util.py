@@ -4,46 +4,20 @@ from __future__ import annotations
 
 import csv
 import io
-import math
-import re
 from pathlib import Path
 
 from roofline_tui.core import store
 
+from ..coerce import number
+
 MAX_TEXT_BYTES = 256 * 1024 * 1024
 
-_THOUSANDS_COMMA = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
-
-
 def to_float(value: object) -> float | None:
-    """Parse a counter value: plain numbers, ``"1,234"``, ``"27.595.520"``, ``1.0e+03``.
+    """A counter value as a finite float, or ``None`` (``n/a``, text, empty, NaN, huge).
 
-    Returns ``None`` for anything that is not a finite number (``n/a``, text, empty).
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        f = float(value)
-        return f if math.isfinite(f) else None
-    if not isinstance(value, str):
-        return None
-    s = value.strip().strip('"').replace(" ", "").replace("\u00a0", "")
-    if not s:
-        return None
-    if "," in s and "." in s:
-        if s.rfind(",") > s.rfind("."):  # 1.234,5 (European)
-            s = s.replace(".", "").replace(",", ".")
-        else:  # 1,234.5
-            s = s.replace(",", "")
-    elif "," in s:
-        s = s.replace(",", "") if _THOUSANDS_COMMA.match(s) else s.replace(",", ".")
-    elif s.count(".") > 1:  # 27.595.520: swapped separators
-        s = s.replace(".", "")
-    try:
-        f = float(s)
-    except ValueError:
-        return None
-    return f if math.isfinite(f) else None
+    Delegates to the one coercer, :func:`roofline_tui.core.coerce.number`, which reads the
+    spellings profilers print (``"1,234"``, ``"27.595.520"``, ``1.0e+03``)."""
+    return number(value)
 
 
 def read_text(path: Path) -> str:
@@ -70,15 +44,9 @@ def mean(values: list[float]) -> float | None:
 
 
 def as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    f = (
-        to_float(value)
-        if isinstance(value, str)
-        else (float(value) if isinstance(value, float) and math.isfinite(value) else None)
-    )
+    """An integral value (shape dims, counts) through the one coercer; ``None`` otherwise
+    (fractions, huge integers, text that is not a number)."""
+    f = number(value)
     if f is None or f != int(f):
         return None
     return int(f)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..dtypes import canonical_dtype as canonical
+from ..names import cap_name
+from ..peaks import normalize_arch
 from ._util import csv_rows, mean, read_text, to_float
 from .models import KernelMeasurement
 
@@ -60,6 +62,7 @@ class ParsedFile:
     kernels: dict[str, list[Dispatch]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    arch: str | None = None  # gfxNNN from sysinfo.csv / agent_info.csv next to the file
 
     def counter_names(self) -> frozenset[str]:
         return frozenset(c for ds in self.kernels.values() for d in ds for c in d.counters)
@@ -108,7 +111,7 @@ def parse_rocprofv3_csv(path: Path, rows: list[list[str]]) -> ParsedFile:
     for r in rows[hdr_i + 1 :]:
         if len(r) <= max(ki, ci, vi):
             continue
-        kernel, counter = r[ki].strip(), r[ci].strip()
+        kernel, counter = cap_name(r[ki].strip()), r[ci].strip()
         if not kernel or not counter:
             continue
         value = to_float(r[vi])
@@ -199,6 +202,7 @@ def parse_rocpd(path: Path) -> ParsedFile:
     for name, did, counter, value, duration in rows:
         if not isinstance(name, str) or not isinstance(counter, str):
             continue
+        name = cap_name(name)
         did_f = to_float(did)
         disp = by_kernel.setdefault(name, {}).setdefault(did_f, Dispatch(id=did_f))
         d = to_float(duration)
@@ -218,10 +222,11 @@ def parse_rocpd(path: Path) -> ParsedFile:
 
 
 def is_pmc_perf_header(row: list[str]) -> bool:
+    """rocprof-compute ``pmc_perf.csv`` (``Dispatch_ID, Kernel_Name``) or a legacy rocprof
+    (v1/v2) ``--pmc`` CSV (``Index, KernelName``): one row per dispatch, counters as columns."""
     low = {h.strip().lower() for h in row}
     return (
-        "dispatch_id" in low
-        and "kernel_name" in low
+        ({"dispatch_id", "kernel_name"} <= low or {"index", "kernelname"} <= low)
         and "counter_name" not in low
         and any(h.startswith(("SQ_", "TCC_", "TCP_", "GRBM_", "TA_")) for h in row)
     )
@@ -235,10 +240,13 @@ def parse_pmc_perf(path: Path, rows: list[list[str]], sysinfo: Path | None) -> P
         out.problems.append(f"{path.name}: no pmc_perf header found")
         return out
     header = [h.strip() for h in rows[hdr_i]]
-    ki = _col(header, "kernel_name")
-    di = _col(header, "dispatch_id")
-    si = _col(header, "start_timestamp")
-    ei = _col(header, "end_timestamp")
+    ki = _col(header, "kernel_name", "kernelname")
+    di = _col(header, "dispatch_id", "index")
+    if ki is None:
+        out.problems.append(f"{path.name}: no kernel name column")
+        return out
+    si = _col(header, "start_timestamp", "beginns")
+    ei = _col(header, "end_timestamp", "endns")
     by_kernel: dict[str, dict[object, Dispatch]] = {}
     for n, r in enumerate(rows[hdr_i + 1 :]):
         if len(r) <= ki or not r[ki].strip():
@@ -252,12 +260,13 @@ def parse_pmc_perf(path: Path, rows: list[list[str]], sysinfo: Path | None) -> P
                 disp.counters[h] = v
         if si is not None and ei is not None and ei < len(r):
             disp.duration_s = _duration(r[si], r[ei])
-        by_kernel.setdefault(r[ki].strip(), {})[key] = disp
+        by_kernel.setdefault(cap_name(r[ki].strip()), {})[key] = disp
     out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
     if not out.kernels:
         out.problems.append(f"{path.name}: pmc_perf has no dispatch rows")
     if sysinfo is not None:
         info = read_sysinfo(sysinfo)
+        out.arch = normalize_arch(info.get("gpu_arch")) if info.get("gpu_arch") else None
         bits = [
             f"{k}={info[k]}"
             for k in ("gpu_arch", "gpu_model", "cu_per_gpu", "max_sclk", "hbm_bw", "num_xcd")
@@ -373,6 +382,32 @@ def _short(name: str, n: int = 80) -> str:
 # derivation
 
 
+# Faster than any device's memory or cache system: a byte rate above this is a bad counter.
+MAX_PLAUSIBLE_BYTES_PER_S = 1e14  # 100 TB/s
+_BYTE_COUNTERS = ("FETCH_SIZE", "WRITE_SIZE")
+
+
+def _drop_impossible(d: Dispatch, flagged: list[str]) -> Dispatch:
+    """A copy of ``d`` without counter values that cannot be true: negative counts, and
+    FETCH/WRITE sizes larger than the kernel could move in its (counter-run) time. Each is
+    flagged in the notes, never used."""
+    bad = {k: v for k, v in d.counters.items() if v < 0}
+    for k, v in bad.items():
+        flagged.append(f"flagged: {k} = {v:g} is negative (impossible); not used")
+    if d.duration_s:
+        for k in _BYTE_COUNTERS:
+            v = d.counters.get(k)
+            if v is not None and k not in bad and v * 1024 / d.duration_s > MAX_PLAUSIBLE_BYTES_PER_S:
+                bad[k] = v
+                flagged.append(
+                    f"flagged: {k} = {v:g} KiB in {d.duration_s * 1e6:.3g} us is above "
+                    "100 TB/s (impossible for any device); not used")
+    if not bad:
+        return d
+    return Dispatch(id=d.id, counters={k: v for k, v in d.counters.items() if k not in bad},
+                    duration_s=d.duration_s)
+
+
 def _get(c: dict[str, float], base: str) -> float | None:
     """``base_sum`` if present, else the sum of per-channel ``base[i]`` columns."""
     if base + "_sum" in c:
@@ -381,16 +416,28 @@ def _get(c: dict[str, float], base: str) -> float | None:
     return sum(chans) if chans else None
 
 
-def _raw_read_bytes(c: dict[str, float]) -> tuple[float | None, str | None]:
+# bytes of one TCC->EA read request that is neither a 32 B nor a 64 B one, per arch
+READ_REQUEST_BYTES = {"gfx950": 128}
+
+
+def _raw_read_bytes(c: dict[str, float], arch: str | None = None) -> tuple[float | None, str | None]:
+    """Read bytes from TCC->EA request counts and the formula used (stated in the notes)."""
     for ea in ("TCC_EA0_", "TCC_EA_"):
         r128, r64, r32 = (_get(c, f"{ea}RDREQ_{s}") for s in ("128B", "64B", "32B"))
         if r128 is not None and r64 is not None and r32 is not None:
-            return r128 * 128 + r64 * 64 + r32 * 32, "gfx950 RDREQ_128B/64B/32B"
+            return (r128 * 128 + r64 * 64 + r32 * 32,
+                    f"gfx950 {ea}RDREQ_128B*128 + RDREQ_64B*64 + RDREQ_32B*32")
         rd, bubble = _get(c, f"{ea}RDREQ"), _get(c, "TCC_BUBBLE")
+        size = READ_REQUEST_BYTES.get(arch or "")
+        if rd is not None and r32 is not None and size:
+            return ((rd - r32) * size + r32 * 32,
+                    f"{arch}: ({ea}RDREQ - RDREQ_32B)*{size} + RDREQ_32B*32 ({size} B requests; "
+                    "no RDREQ_128B/64B split in the file)")
         if rd is not None and r32 is not None and bubble is not None:
-            return bubble * 128 + (rd - bubble - r32) * 64 + r32 * 32, "gfx942 BUBBLE/RDREQ/32B"
+            return (bubble * 128 + (rd - bubble - r32) * 64 + r32 * 32,
+                    f"gfx942 TCC_BUBBLE*128 + ({ea}RDREQ - BUBBLE - RDREQ_32B)*64 + RDREQ_32B*32")
         if rd is not None and r32 is not None:
-            return r32 * 32 + (rd - r32) * 64, "gfx90a RDREQ/32B"
+            return r32 * 32 + (rd - r32) * 64, f"gfx90a/gfx908 {ea}RDREQ_32B*32 + (RDREQ - 32B)*64"
     return None, None
 
 
@@ -438,7 +485,10 @@ def measure_kernel(
     path: str,
     flops_per_mop: float | dict[str, float] = DEFAULT_FLOPS_PER_MOP,
     notes: list[str] | None = None,
+    arch: str | None = None,
 ) -> KernelMeasurement:
+    flagged: list[str] = []
+    dispatches = [_drop_impossible(d, flagged) for d in dispatches]
     n = len(dispatches)
     reads: list[float] = []
     writes: list[float] = []
@@ -460,7 +510,7 @@ def measure_kernel(
             have_write = True
             wr = c["WRITE_SIZE"] * 1024
         if rd is None and wr is None:
-            rd, how = _raw_read_bytes(c)
+            rd, how = _raw_read_bytes(c, arch)
             wr = _raw_write_bytes(c)
             if how:
                 formulas.add(how)
@@ -480,6 +530,7 @@ def measure_kernel(
                 by_dt_sum[dt] = by_dt_sum.get(dt, 0.0) + v
     missing: list[str] = []
     out_notes = list(notes or [])
+    out_notes.extend(dict.fromkeys(flagged))
     if not totals:
         if not (have_fetch or reads):
             missing.append("FETCH_SIZE")
@@ -492,9 +543,10 @@ def measure_kernel(
             out_notes.append(BYTES_NOTE_FETCH)
         else:
             out_notes.append(
-                "bytes from TCC->EA request counts ("
-                + ", ".join(sorted(formulas))
-                + " formula); traffic below L2, not HBM pins"
+                "bytes from TCC->EA request counts: read bytes = "
+                + "; ".join(sorted(formulas))
+                + "; writes = (WRREQ - WRREQ_64B)*32 + WRREQ_64B*64; traffic below L2, not "
+                "HBM pins"
             )
     if not any_flop_counter:
         missing.append("MfmaFlops* or SQ_INSTS_VALU_MFMA_MOPS_*")

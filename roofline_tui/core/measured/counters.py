@@ -8,10 +8,10 @@ from pathlib import Path
 
 from roofline_tui.core.store import read_bytes
 
+from ..peaks import normalize_arch
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
-from .names import best_match
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
@@ -60,7 +60,8 @@ def sniff(path: Path) -> str:
         cells = {c.strip().lower() for c in r}
         if {"gpu_arch", "cu_per_gpu"} <= cells:
             return "sysinfo"
-        if "kernel_name" in cells and "start_timestamp" in cells:
+        if ("kernel_name" in cells and "start_timestamp" in cells) or (
+                "kernelname" in cells and "beginns" in cells):
             return "kernel-trace"
         if "agent_type" in cells and "node_id" in cells:
             return "agent-info"
@@ -85,6 +86,31 @@ def _find_sysinfo(pmc: Path, given: list[Path]) -> Path | None:
         return n
 
     return max(candidates, key=lambda p: (shared_prefix(p), p.name == "sysinfo.csv"))
+
+
+def _agent_arch(counter_file: Path) -> str | None:
+    """The GPU arch (``gfx950``) from an ``*agent_info.csv`` next to a rocprofv3 counter file."""
+    try:
+        infos = sorted(counter_file.parent.glob("*agent_info.csv"))
+    except OSError:
+        return None
+    for info in infos[:4]:
+        try:
+            rows = csv_rows(read_text(info))
+        except OSError:
+            continue
+        if not rows:
+            continue
+        head = [h.strip().lower() for h in rows[0]]
+        if "agent_type" not in head or "name" not in head:
+            continue
+        ti, ni = head.index("agent_type"), head.index("name")
+        for r in rows[1:]:
+            if len(r) > max(ti, ni) and r[ti].strip().upper() == "GPU":
+                arch = normalize_arch(r[ni])
+                if arch and arch.startswith("gfx"):
+                    return arch
+    return None
 
 
 _PASS_DIR = re.compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
@@ -188,7 +214,9 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
             if kind in ("rocprofv3-csv", "rocprof-compute-pmc", "ncu-csv", "ncu-raw"):
                 rows = csv_rows(read_text(p))
             if kind == "rocprofv3-csv":
-                pass_files.append(amd.parse_rocprofv3_csv(p, rows))
+                pf3 = amd.parse_rocprofv3_csv(p, rows)
+                pf3.arch = _agent_arch(p)
+                pass_files.append(pf3)
             elif kind == "rocpd":
                 pass_files.append(amd.parse_rocpd(p))
             elif kind == "rocprof-compute-pmc":
@@ -196,7 +224,8 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                 problems.extend(pf.problems)
                 for k, ds in pf.kernels.items():
                     m = amd.measure_kernel(
-                        k, ds, source=pf.source, path=str(p), flops_per_mop=fpm, notes=pf.notes
+                        k, ds, source=pf.source, path=str(p), flops_per_mop=fpm, notes=pf.notes,
+                        arch=pf.arch,
                     )
                     _add(result.measurements, m, problems)
             elif kind in ("ncu-csv", "ncu-raw", "ncu-rep"):
@@ -218,7 +247,10 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                 if m is not None:
                     rooflines.setdefault(m.kernel, []).append((p, m))
             elif kind == "sysinfo":
-                continue
+                if not any(k == "rocprof-compute-pmc" and q.parent == p.parent
+                           for q, k in kinds.items()):
+                    problems.append(f"{p.name}: a rocprof-compute sysinfo.csv (the GPU's "
+                                    "description), no counters; give it with its pmc_perf.csv")
             elif kind in ("kernel-trace", "agent-info"):
                 problems.append(f"{p.name}: a {kind.replace('-', ' ')} file, not counters; ignored")
             else:
@@ -240,6 +272,7 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                     path=str(src.path),
                     flops_per_mop=fpm,
                     notes=notes + src.notes,
+                    arch=src.arch,
                 )
                 _add(result.measurements, m, problems)
     for items in rooflines.values():
@@ -297,11 +330,7 @@ def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasureme
     """The measurement for a profile kernel name, by the rule in ``names`` (exact, then
     short/demangled name, then prefix; ties to the longest name, then most dispatches)."""
     try:
-        return best_match(
-            counters.measurements.values(),
-            kernel_name,
-            names_of=lambda m: [m.kernel, *m.aliases],
-            size_of=lambda m: float(m.dispatches),
-        )
+        index = counters.name_index()
+        return index.match(kernel_name)  # type: ignore[no-any-return]
     except Exception:  # noqa: BLE001 - matching must never fail a run
         return None

@@ -8,9 +8,9 @@ unit is the engine's job.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 CounterSource = Literal[
     "rocprofv3-csv", "rocpd", "rocprof-compute-pmc", "ncu-csv", "ncu-rep", "roofline-v1"
@@ -47,6 +47,19 @@ class KernelMeasurement(BaseModel):
 class CounterSet(BaseModel):
     measurements: dict[str, KernelMeasurement] = Field(default_factory=dict)
     problems: list[str] = Field(default_factory=list)
+    _index: Any = PrivateAttr(default=None)
+    _index_size: int = PrivateAttr(default=-1)
+
+    def name_index(self) -> Any:
+        """The matching index over the measurements (built once, rebuilt when they change)."""
+        from .names import NameIndex
+
+        if self._index is None or self._index_size != len(self.measurements):
+            self._index = NameIndex(self.measurements.values(),
+                                    names_of=lambda m: [m.kernel, *m.aliases],
+                                    size_of=lambda m: float(m.dispatches))
+            self._index_size = len(self.measurements)
+        return self._index
 
 
 class ShapeCase(BaseModel):

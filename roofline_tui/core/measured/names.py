@@ -7,8 +7,15 @@ The rule, in order (first rule that yields a candidate wins):
    by demangling an Itanium ``_Z`` symbol to its function name, dropping a leading ``void ``,
    the argument list ``(...)``, template arguments ``<...>``, a ``.kd`` suffix, a
    ``[clone ...]`` suffix and namespaces (last ``::`` component).
-3. **prefix**: one short name is a prefix of the other (the shorter one at least 6 characters),
-   e.g. Tensile ``Cijk_Ailk_Bljk_BBS_BH_..._MT256x224x64`` against a truncated profile name.
+3. **prefix**: one short name is a prefix of the other (the shorter one at least 6 characters)
+   and the longer one continues with a separator (``_ . < ( [ -`` or a space), or the shorter
+   one was cut by its profiler (ends in ``…``/``...``): Tensile
+   ``Cijk_Ailk_Bljk_BBS_BH_..._MT256x224x64`` matches a longer ``..._MT256x224x64_MI16x16x1``,
+   but ``..._main_l4`` never matches ``..._main_l41``.
+
+Short names come from the one rule in :mod:`roofline_tui.core.names` (also used for the
+Top-N's ``short_name``); code-object suffixes `` [clone .kd]``, `` (.kd)`` and ``.kd`` are
+dropped there, so counter names match their trace names.
 
 Within one rule, ties go to the longest matching short name, then to the candidate with the
 most dispatches/cases, then to the lexically first name, so the result is deterministic.
@@ -17,83 +24,75 @@ Matching is case-sensitive except that rule 2 and 3 also compare lower-cased sho
 
 from __future__ import annotations
 
-import re
+import bisect
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Generic, TypeVar
+
+from ..names import is_truncated, name_key, prefix_compatible
+from ..names import short_name as short_name
 
 T = TypeVar("T")
 
 MIN_PREFIX = 6
+_SEPARATORS = frozenset("_.<( [-")
 
 
-def _demangle_function_name(sym: str) -> str | None:
-    """Function name of an Itanium-mangled symbol (``_ZN2at6native6kernelEv`` -> ``kernel``)."""
-    if not sym.startswith("_Z"):
+class NameIndex(Generic[T]):
+    """Candidates indexed once by exact name and by match key, so matching N profile kernels
+    against K measured ones costs O((N + K) log K), not O(N x K) short-name computations."""
+
+    def __init__(self, candidates: Iterable[T], names_of: Callable[[T], list[str]],
+                 size_of: Callable[[T], float]) -> None:
+        self.items = list(candidates)
+        self.names_of = names_of
+        self.size_of = size_of
+        self.exact: dict[str, list[T]] = {}
+        self.by_key: dict[str, list[T]] = {}
+        for c in self.items:
+            seen: set[str] = set()
+            for n in names_of(c):
+                self.exact.setdefault(n, []).append(c)
+                k = name_key(n)
+                if k and k not in seen:
+                    seen.add(k)
+                    self.by_key.setdefault(k, []).append(c)
+        self.keys = sorted(self.by_key)
+
+    def match(self, query: str) -> T | None:
+        """Apply the matching rule (module docstring) to ``query``."""
+        if not query or not self.items:
+            return None
+        exact = self.exact.get(query)
+        if exact:
+            return _pick_scored([(c, len(query)) for c in exact], self.size_of, self.names_of)
+        q = name_key(query)
+        if not q:
+            return None
+        same = self.by_key.get(q)
+        if same:
+            return _pick_scored([(c, len(q)) for c in same], self.size_of, self.names_of)
+        truncated = is_truncated(query)
+        q_cut = q.rstrip("….").rstrip() if truncated else q
+        pref: dict[int, tuple[T, int]] = {}
+        if len(q_cut) >= MIN_PREFIX:
+            # candidate keys that extend the query
+            i = bisect.bisect_left(self.keys, q_cut)
+            while i < len(self.keys) and self.keys[i].startswith(q_cut):
+                k = self.keys[i]
+                if prefix_compatible(q_cut, k, short_truncated=truncated):
+                    for c in self.by_key[k]:
+                        pref.setdefault(id(c), (c, len(q_cut)))
+                i += 1
+        # candidate keys the query extends (the candidate name was cut)
+        for j in range(MIN_PREFIX, len(q_cut)):
+            if q_cut[j] not in _SEPARATORS:
+                continue
+            for c in self.by_key.get(q_cut[:j], ()):
+                if id(c) not in pref:
+                    pref[id(c)] = (c, j)
+        if pref:
+            return _pick_scored(list(pref.values()), self.size_of, self.names_of)
         return None
-    s = sym[2:]
-    nested = s.startswith("N")
-    if nested:
-        s = s[1:]
-        while s[:1] in ("K", "V", "r"):  # cv-qualifiers of a member function
-            s = s[1:]
-    parts: list[str] = []
-    while s:
-        if s.startswith("St"):  # std::
-            s = s[2:]
-            continue
-        m = re.match(r"(\d+)", s)
-        if not m:
-            break
-        n = int(m.group(1))
-        start = len(m.group(1))
-        name = s[start : start + n]
-        if len(name) < n or not name:
-            break
-        parts.append(name)
-        s = s[start + n :]
-        if not nested:
-            break
-        if s.startswith("I"):  # template args: stop, the name is known
-            break
-        if s.startswith("E"):
-            break
-    return parts[-1] if parts else None
-
-
-def _strip_balanced(s: str, open_c: str, close_c: str) -> str:
-    out = []
-    depth = 0
-    for ch in s:
-        if ch == open_c:
-            depth += 1
-        elif ch == close_c and depth:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
-def short_name(name: str) -> str:
-    """Reduce a kernel symbol to a comparable short name (see the module docstring)."""
-    s = (name or "").strip()
-    if not s:
-        return ""
-    demangled = _demangle_function_name(s.split()[0]) if s.startswith("_Z") else None
-    if demangled:
-        return demangled
-    s = re.sub(r"\s*\[clone [^\]]*\]\s*$", "", s)
-    s = s.removeprefix("void ")
-    # the argument list: the first top-level '(' after the name (keep operator() intact)
-    s = _strip_balanced(s, "<", ">")
-    paren = s.find("(")
-    if paren > 0:
-        s = s[:paren]
-    s = s.strip()
-    s = s.removesuffix(".kd")
-    if "::" in s:
-        s = s.rsplit("::", 1)[-1]
-    parts = s.split()
-    return parts[-1] if parts else ""
 
 
 def best_match(
@@ -103,43 +102,7 @@ def best_match(
     size_of: Callable[[T], float],
 ) -> T | None:
     """Apply the matching rule to ``candidates`` (see the module docstring)."""
-    items = list(candidates)
-    if not query or not items:
-        return None
-    # 1. exact
-    exact = [c for c in items if query in names_of(c)]
-    if exact:
-        return _pick(exact, lambda c: (len(query), size_of(c)), names_of)
-    q_short = short_name(query)
-    if not q_short:
-        return None
-    q_low = q_short.lower()
-    # 2. same short name
-    same: list[tuple[T, int]] = []
-    for c in items:
-        for n in names_of(c):
-            sn = short_name(n)
-            if sn and (sn == q_short or sn.lower() == q_low):
-                same.append((c, len(sn)))
-                break
-    if same:
-        return _pick_scored(same, size_of, names_of)
-    # 3. prefix either way
-    pref: list[tuple[T, int]] = []
-    for c in items:
-        best = 0
-        for n in names_of(c):
-            sn = short_name(n).lower()
-            if not sn:
-                continue
-            shorter = min(len(sn), len(q_low))
-            if shorter >= MIN_PREFIX and (sn.startswith(q_low) or q_low.startswith(sn)):
-                best = max(best, shorter)
-        if best:
-            pref.append((c, best))
-    if pref:
-        return _pick_scored(pref, size_of, names_of)
-    return None
+    return NameIndex(candidates, names_of, size_of).match(query)
 
 
 def _pick(items: list[T], key: Callable[[T], tuple], names_of: Callable[[T], list[str]]) -> T:

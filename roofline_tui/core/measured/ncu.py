@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from ..dtypes import canonical_dtype
+from ..names import cap_name
 from ._util import mean, to_float
 from .models import KernelMeasurement
 
@@ -131,7 +132,7 @@ def parse_details(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list
         if not metric or is_details_header(r):
             continue
         key = r[ii].strip() if ii is not None and r[ii].strip() else f"row{n}"
-        launch = launches.setdefault(key, Launch(r[ki].strip()))
+        launch = launches.setdefault(key, Launch(cap_name(r[ki].strip())))
         value = to_float(r[vi])
         if value is None:
             continue
@@ -163,7 +164,7 @@ def parse_raw(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list[str
     for r in body:
         if len(r) <= ki or not r[0].strip():
             continue
-        launch = Launch(r[ki].strip())
+        launch = Launch(cap_name(r[ki].strip()))
         for j, (name, cell) in enumerate(zip(h, r)):
             if "__" not in name and name not in CORROBORATION_METRICS:
                 continue

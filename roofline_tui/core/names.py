@@ -1,0 +1,170 @@
+"""Kernel names: the one short-name rule, the one cap on name length, and name comparison.
+
+Used by the Top-N loader, every importer and the stage-B/C matchers, so a kernel gets the same
+short name wherever it is read.
+
+**The short-name rule.** From the full symbol:
+
+1. an Itanium-mangled symbol (``_Z...``) is reduced to its function name;
+2. a code-object suffix is dropped: `` [clone .kd]``, `` (.kd)``, ``.kd``, `` [clone <x>]``;
+3. unnamed namespaces (``(anonymous namespace)``, ``<unnamed>``, ```anonymous namespace'``)
+   are dropped as namespace components;
+4. a leading return type (``void ``) is dropped;
+5. the name ends at the first ``(`` outside template brackets (the argument list), template
+   arguments ``<...>`` are dropped, and the last ``::`` component is kept (its last word, so a
+   return type such as ``unsigned`` does not survive);
+6. at most :data:`SHORT_NAME_MAX` characters (the upstream limit) for display.
+
+A name with no identifier left keeps its first characters as written (callers sanitise every
+name before it reaches a terminal or markdown).
+
+**Caps.** A name longer than :data:`NAME_CAP` characters is cut at the boundary (when it is
+read) to its first characters plus a digest of the full text, so two long names that share a
+prefix stay distinct and the same long name in two files still compares equal, while no later
+step works on megabytes of text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+SHORT_NAME_MAX = 60
+NAME_CAP = 16384  # characters kept of a kernel name read from a file (real ones stay below)
+_DIGEST_CHARS = 16
+
+_KD_SUFFIX = re.compile(r"(?:\s*\[clone\s+[^\]]*\]|\s*\(\.kd\)|\.kd)\s*$")
+_UNNAMED_NS = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::|<unnamed>::")
+_IDENT = re.compile(r"[A-Za-z_~$][\w$~]*")
+
+
+def cap_name(name: str, limit: int = NAME_CAP) -> str:
+    """``name`` cut to ``limit`` characters plus a digest of the full name when longer.
+
+    Lone surrogates (valid JSON escapes such as ``"\\ud800"``) are replaced, so the name can be
+    encoded as UTF-8 later."""
+    if not isinstance(name, str):
+        name = str(name)
+    if len(name) > limit:
+        digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST_CHARS]
+        name = f"{name[: max(limit - _DIGEST_CHARS - 4, 1)]}…#{digest}"
+    return name.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(name) else name
+
+
+def _has_surrogate(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _demangle_function_name(sym: str) -> str | None:
+    """Function name of an Itanium-mangled symbol (``_ZN2at6native6kernelEv`` -> ``kernel``)."""
+    if not sym.startswith("_Z"):
+        return None
+    s = sym[2:]
+    nested = s.startswith("N")
+    if nested:
+        s = s[1:]
+        while s[:1] in ("K", "V", "r"):  # cv-qualifiers of a member function
+            s = s[1:]
+    parts: list[str] = []
+    while s:
+        if s.startswith("St"):  # std::
+            s = s[2:]
+            continue
+        m = re.match(r"(\d{1,6})", s)
+        if not m:
+            break
+        n = int(m.group(1))
+        start = len(m.group(1))
+        name = s[start : start + n]
+        if len(name) < n or not name:
+            break
+        parts.append(name)
+        s = s[start + n :]
+        if not nested or s.startswith(("I", "E")):
+            break
+    return parts[-1] if parts else None
+
+
+def strip_code_object_suffix(name: str) -> str:
+    """``micro_tk(micro_globals) [clone .kd]`` / ``k (.kd)`` / ``k.kd`` -> the bare symbol."""
+    prev = None
+    s = name.strip()
+    while prev != s:  # "[clone .kd]" after ".kd" and the like
+        prev = s
+        s = _KD_SUFFIX.sub("", s).rstrip()
+    return s
+
+
+def _head(s: str) -> str:
+    """Text before the argument list, template arguments removed (one linear scan)."""
+    out: list[str] = []
+    depth = 0
+    for ch in s:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            if depth:
+                depth -= 1
+        elif depth == 0:
+            if ch == "(":
+                if "".join(out).strip():  # "(" after a name: the argument list starts
+                    break
+            out.append(ch)
+    return "".join(out)
+
+
+def short_name(name: str, limit: int | None = SHORT_NAME_MAX) -> str:
+    """The short name of a kernel symbol (module docstring); ``""`` for an empty name."""
+    s = (name or "").strip()
+    if not s:
+        return ""
+    s = s[:NAME_CAP]
+    if s.startswith("_Z"):
+        demangled = _demangle_function_name(s.split()[0])
+        if demangled:
+            return demangled[:limit] if limit else demangled
+    s = strip_code_object_suffix(s)
+    s = _UNNAMED_NS.sub("", s)
+    s = re.sub(r"^(?:void|static|inline)\s+", "", s)
+    head = _head(s).strip()
+    parts = [p.strip() for p in head.split("::") if p.strip()]
+    words = parts[-1].split() if parts else []
+    while len(words) > 1 and words[0] in _TYPE_WORDS:
+        words = words[1:]
+    first = words[0] if words else ""
+    m = _IDENT.match(first)
+    # nothing name-like at the start (e.g. a name starting with ESC): keep it as written;
+    # every caller sanitises names before showing them
+    out = m.group(0) if m else s
+    return out[:limit] if limit else out
+
+
+_TYPE_WORDS = frozenset({"unsigned", "signed", "const", "volatile", "int", "long", "short",
+                         "char", "float", "double", "bool", "auto", "__global__",
+                         "__device__", "__launch_bounds__", "extern", "struct", "class"})
+
+
+def name_key(name: str) -> str:
+    """The short name used for matching (no length limit, case folded)."""
+    return short_name(name, limit=None).lower()
+
+
+def is_truncated(name: str) -> bool:
+    """A name a profiler cut for display (``…`` / ``...`` at its end)."""
+    s = name.rstrip()
+    return s.endswith(("…", "..."))
+
+
+def prefix_compatible(short: str, long: str, *, short_truncated: bool = False) -> bool:
+    """``short`` names the same kernel as ``long`` by prefix: either ``short`` was cut by the
+    profiler, or ``long`` continues past it with a separator (``_``, ``.``, ``<``, ``(``,
+    space). ``..._main_l4`` is not a prefix match of ``..._main_l41``."""
+    if not long.startswith(short) or len(short) == len(long):
+        return long == short
+    if short_truncated:
+        return True
+    return long[len(short)] in "_.<( [-"

@@ -1,0 +1,209 @@
+"""Every file in the shared real-formats folder (earlier samples and ``wild/``), when present.
+
+Each file either imports with totals equal to an independent sum computed here another way
+(``json.load`` / ``csv`` / a hand split of the console table), or is refused in one line that
+names what it is. Counter files go through ``load_counters`` and must yield measurements whose
+dispatch counts equal the file's own, or one-line problems.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from roofline_tui.core.measured import load_counters
+from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3, import_torch
+
+REAL = Path("/work/shared/real-formats")
+FILES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.name != "PROVENANCE.tsv") \
+    if REAL.is_dir() else []
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
+NAMES_WHAT = ("no GPU events", "SKIPPED", "Nsight", "rocprof", "counter", "sysinfo",
+              "agent_info", "PyTorch", "kernel trace")
+
+pytestmark = pytest.mark.skipif(not FILES, reason="/work/shared/real-formats not present")
+
+
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", "replace")
+
+
+def _route(path: Path, text: str) -> str:
+    if "REF_kernel_summary" in path.name:
+        return "reference"
+    head = text.lstrip()[:300]
+    if head.startswith("{") and "rocprofiler-sdk-tool" in head:
+        return "rocprofv3-json"
+    if head.startswith(("{", "[")):
+        return "torch"
+    if "Time (%)" in text or "Time(%)" in text or "SKIPPED:" in text:
+        return "nsys"
+    first = next((line for line in text.splitlines() if line.startswith(('"', "I", "D", "N", "w",
+                                                                         "C", "G"))), "")
+    low = first.lower()
+    if "totaldurationns" in low:
+        return "stats"
+    if ("beginns" in low or "start_timestamp" in low) and "counter_name" not in low and not any(
+            t in first for t in ("SQ_", "TCC_", "TCP_", "GRBM_")):
+        return "kernel-trace"
+    return "counters"
+
+
+def _one_line_naming(exc: ImportProblem) -> None:
+    msg = str(exc)
+    assert "\n" not in msg and msg
+    assert any(w in msg for w in NAMES_WHAT), msg
+
+
+def _check_torch(path: Path, text: str) -> None:
+    doc_raw = json.loads(text)
+    events = doc_raw["traceEvents"] if isinstance(doc_raw, dict) else doc_raw
+    per_dev: dict[int, float] = defaultdict(float)
+    calls: dict[int, int] = defaultdict(int)
+    for e in events:
+        if e.get("ph") == "X" and str(e.get("cat")).lower() in GPU_CATS:
+            dev = (e.get("args") or {}).get("device", e.get("pid"))
+            per_dev[dev] += float(e["dur"])
+            calls[dev] += 1
+    try:
+        doc = import_torch(path, top=10_000, progress=False).doc
+    except ImportProblem as exc:
+        assert not per_dev, f"{path.name}: refused although it has GPU events: {exc}"
+        _one_line_naming(exc)
+        return
+    dev = max(sorted(per_dev), key=lambda d: per_dev[d])
+    assert doc["total_gpu_time_ms"] == pytest.approx(per_dev[dev] / 1000, abs=1e-4)
+    assert doc["num_kernel_launches"] == calls[dev]
+
+
+def _check_rocprofv3_json(path: Path, text: str) -> None:
+    proc = json.loads(text)["rocprofiler-sdk-tool"]
+    total = sum(d["end_timestamp"] - d["start_timestamp"] for p in proc
+                for d in p["buffer_records"]["kernel_dispatch"])
+    n = sum(len(p["buffer_records"]["kernel_dispatch"]) for p in proc)
+    doc = import_rocprofv3([path], top=10_000).doc
+    assert doc["num_kernel_launches"] == n
+    assert doc["total_gpu_time_ms"] == pytest.approx(total / 1e6, abs=1e-4)
+
+
+def _check_kernel_trace(path: Path, text: str) -> None:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    per: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    for r in rows:
+        start = r.get("Start_Timestamp") or r.get("BeginNs")
+        end = r.get("End_Timestamp") or r.get("EndNs")
+        agent = r.get("Agent_Id") or r.get("gpu-id") or r.get("GPU_ID") or ""
+        if start and end and int(end) >= int(start):
+            per[agent] += int(end) - int(start)
+            calls[agent] += 1
+    res = import_rocprofv3([path], top=10_000)
+    agent = max(sorted(per), key=lambda a: per[a])
+    assert res.doc["total_gpu_time_ms"] == pytest.approx(per[agent] / 1e6, abs=1e-4)
+    assert res.doc["num_kernel_launches"] == calls[agent]
+    assert res.skipped == len(rows) - sum(calls.values())
+
+
+def _check_stats(path: Path, text: str) -> None:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    doc = import_rocprofv3([path], top=10_000).doc
+    assert doc["total_gpu_time_ms"] == pytest.approx(
+        sum(int(r["TotalDurationNs"]) for r in rows) / 1e6, abs=1e-4)
+    assert doc["num_kernel_launches"] == sum(int(r["Calls"]) for r in rows)
+
+
+def _nsys_kernel_rows(text: str) -> list[tuple[float, int]]:
+    """(total ns, instances) of the kernel table, by a split of its own."""
+    lines = text.splitlines()
+    markers = [i for i, line in enumerate(lines) if "cuda_gpu_kern_sum" in line]
+    start = markers[0] if markers else 0
+    out: list[tuple[float, int]] = []
+    header_seen = False
+    is_csv = False
+    for line in lines[start:]:
+        s = line.strip()
+        if not header_seen:
+            header_seen = s.startswith(("Time (%)", "Time(%)"))
+            is_csv = "," in s
+            continue
+        if s.startswith("---"):
+            continue
+        if not s:
+            if out:
+                break
+            continue
+        if is_csv:
+            cells = next(csv.reader([s]))
+            out.append((float(cells[1].replace(",", "")), int(cells[2].replace(",", ""))))
+        else:
+            parts = s.split()
+            out.append((float(parts[1].replace(",", "")), int(parts[2].replace(",", ""))))
+    return out
+
+
+def _check_nsys(path: Path, text: str) -> None:
+    rows = _nsys_kernel_rows(text)
+    try:
+        doc = import_nsys(path, top=10_000).doc
+    except ImportProblem as exc:
+        assert not rows, f"{path.name}: refused although it has a kernel table: {exc}"
+        _one_line_naming(exc)
+        return
+    assert doc["total_gpu_time_ms"] == pytest.approx(sum(r[0] for r in rows) / 1e6, abs=1e-4)
+    assert doc["num_kernel_launches"] == sum(r[1] for r in rows)
+
+
+def _check_counters(path: Path, text: str) -> None:
+    siblings = [p for p in path.parent.glob("*sysinfo*.csv") if p != path]
+    cs = load_counters([path, *siblings])
+    for line in cs.problems:
+        assert "\n" not in line
+    if not cs.measurements:
+        assert cs.problems, f"{path.name}: neither measurements nor a reason"
+        return
+    rows = list(csv.reader(io.StringIO(text)))
+    hdr = next(i for i, r in enumerate(rows) if any(
+        c.strip().lower() in ("kernel_name", "kernel name", "kernelname") for c in r))
+    head = [c.strip().lower() for c in rows[hdr]]
+    id_col = next(head.index(c) for c in ("dispatch_id", "id", "index", "correlation_id")
+                  if c in head)
+    ids = {r[id_col] for r in rows[hdr + 1:] if len(r) > id_col and r[id_col].strip()}
+    n = sum(m.dispatches for m in cs.measurements.values())
+    assert n == len(ids), f"{path.name}: {n} dispatches measured, the file has {len(ids)}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(REAL)))
+def test_every_real_file(path: Path) -> None:
+    text = _text(path)
+    route = _route(path, text)
+    if route == "reference":
+        pytest.skip("a TraceLens reference summary, checked in test_tracelens_reference")
+    {"torch": _check_torch, "rocprofv3-json": _check_rocprofv3_json,
+     "kernel-trace": _check_kernel_trace, "stats": _check_stats, "nsys": _check_nsys,
+     "counters": _check_counters}[route](path, text)
+
+
+def test_tracelens_reference() -> None:
+    """TraceLens's own kernel summary of the H100 trace: its kernel total equals the sum of our
+    kernel entries (the trace's memset/memcpy events are extra in our total)."""
+    ref = REAL / "wild" / "tracelens_h100_qwen1.5-0.5b.REF_kernel_summary.csv"
+    trace = REAL / "wild" / "tracelens_h100_qwen1.5-0.5b.json.gz"
+    if not (ref.exists() and trace.exists()):
+        pytest.skip("reference pair not present")
+    rows = list(csv.DictReader(io.StringIO(ref.read_text())))
+    ref_us = sum(float(r["Kernel duration (µs)_sum"]) for r in rows)
+    ref_calls = sum(int(r["Kernel duration (µs)_count"]) for r in rows)
+    doc = import_torch(trace, top=10_000, progress=False).doc
+    kernels = [k for k in doc["top_kernels"] if k["classification"] != "memory"
+               and not k["name"].startswith(("Memset", "Memcpy"))]
+    assert sum(k["calls"] for k in kernels) == ref_calls
+    assert sum(k["total_ms"] for k in kernels) == pytest.approx(ref_us / 1000, abs=0.01)
