@@ -33,7 +33,10 @@ from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
 from roofline_tui.app.widgets.help_screen import HelpScreen, KeySection
 from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
+from roofline_tui.core import demangle as names
+from roofline_tui.core import units
 from roofline_tui.core.analyze import AnalyzeOptions
+from roofline_tui.core.demangle import fit
 from roofline_tui.core.history import analyze_round_with_history
 from roofline_tui.core.round import (
     TOPN_NAME,
@@ -41,8 +44,12 @@ from roofline_tui.core.round import (
     RoundSources,
     round_label,
     write_artifact,
+    write_csv,
 )
+from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
+
+BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
 
 Clock = Callable[[], datetime]
 
@@ -71,25 +78,40 @@ class RooflineApp(App[None]):
 
     TITLE = "roofline dash"
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (190, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # side by side from 120 columns
+    WIDE_FROM = 120
+    ESCAPE_TO_MINIMIZE = False  # our escape minimizes and puts focus back on the rankings
 
     BINDINGS = [
-        Binding("e", "export", "Export", id="export",
-                tooltip="write profile_roofline.json + .md into the shown round's directory"),
-        Binding("r", "recompute", "Recompute", id="recompute",
-                tooltip="analyse the shown round again now"),
-        Binding("c", "show_chart", "Chart", id="chart",
-                tooltip="the roofline chart of the shown round"),
-        Binding("slash", "filter", "Filter", key_display="/", id="filter",
-                tooltip="filter both rankings by kernel name (enter keeps it, escape clears it)"),
-        Binding("left_square_bracket", "prev_round", "Prev round", key_display="[",
-                id="prev-round", tooltip="show the previous round"),
-        Binding("right_square_bracket", "next_round", "Next round", key_display="]",
-                id="next-round", tooltip="show the next round"),
+        # help and quit first: the footer keeps them when the terminal is narrow
         Binding("question_mark", "help", "Help", key_display="?", id="help",
                 tooltip="keys and legend"),
         Binding("q", "quit", "Quit", id="quit", tooltip="quit at once (a running analysis is "
                 "abandoned)"),
+        Binding("e", "export", "Export", id="export",
+                tooltip="write profile_roofline.json + .md into the shown round's directory"),
+        Binding("E", "export_csv", "CSV", id="export-csv",
+                tooltip="write profile_roofline.csv (one row per entry) into the shown round's "
+                        "directory"),
+        Binding("r", "recompute", "Recompute", id="recompute",
+                tooltip="analyse the shown round again now"),
+        Binding("c", "show_chart", "Chart", id="chart",
+                tooltip="the roofline chart of the shown round"),
+        Binding("left_square_bracket", "prev_round", "Prev", key_display="[",
+                id="prev-round", tooltip="show the previous round"),
+        Binding("right_square_bracket", "next_round", "Next", key_display="]",
+                id="next-round", tooltip="show the next round"),
+        Binding("slash", "filter", "Filter", key_display="/", id="filter",
+                tooltip="filter both rankings by kernel name (enter keeps it, escape clears it)"),
+        Binding("s", "sort", "Sort", id="sort",
+                tooltip="sort the focused ranking by its next column (or click a column header; "
+                        "again to reverse)"),
+        Binding("y", "copy_name", "Copy name", show=False, id="copy-name",
+                tooltip="copy the selected kernel's full name to the clipboard"),
+        Binding("Y", "copy_json", "Copy JSON", show=False, id="copy-json",
+                tooltip="copy the selected entry's JSON to the clipboard"),
+        Binding("a", "toggle_below", "All kernels", show=False, id="below-threshold",
+                tooltip="list the Top-N kernels below the head threshold (greyed) under the heads"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter",
                 tooltip="clear the kernel filter"),
     ]
@@ -127,6 +149,9 @@ class RooflineApp(App[None]):
                                invalid_after_s=invalid_after_s or INVALID_AFTER_S)
         self.selected_key: str | None = None
         self.filter_text = ""
+        self.sort: dict[str, tuple[str, bool]] = {}   # table id -> (column key, descending)
+        self.show_below = False                        # list kernels below the head threshold
+        self._columns: dict[str, list[tuple[str, str, int]]] = {}
         self.watching = False          # True while the profile watcher is attached
         self.watched_inputs: tuple[Path, ...] = ()  # outside files the inputs watcher covers
         self._stop_watch = asyncio.Event()
@@ -146,13 +171,15 @@ class RooflineApp(App[None]):
             yield Static(id="header-title")
         yield Static(id="header-info")
         yield Static(id="status")
+        yield Static(id="next-target")
+        yield Static(id="coverage")
         with Horizontal(id="tables"):
             with Vertical(classes="table-box"):
                 yield Static("By GPU time", id="pct-title", classes="table-title")
-                yield RankTable(view.PCT_COLUMNS, id="by-pct")
+                yield RankTable([], id="by-pct")
             with Vertical(classes="table-box"):
                 yield Static("By expected gain", id="gain-title", classes="table-title")
-                yield RankTable(view.GAIN_COLUMNS, id="by-gain")
+                yield RankTable([], id="by-gain")
         yield DetailPanel(id="detail")
         yield Input(placeholder="filter kernels by name (enter: keep, escape: clear)", id="filter")
         yield Footer()
@@ -409,29 +436,105 @@ class RooflineApp(App[None]):
             pct_rows, gain_rows = view.rankings(result.artifact)
         moves = view.rank_moves(pct_rows, gain_rows)
         self._rows = {r.key: r for r in pct_rows}
+        display = view.display_names(pct_rows)
         pct_shown = [r for r in pct_rows if view.matches(r, self.filter_text)]
         gain_shown = [r for r in gain_rows if view.matches(r, self.filter_text)]
         visible = {r.key for r in pct_shown}
-        if self.selected_key not in visible:
+        below = self.show_below and (self.selected_key or "").startswith(BELOW_PREFIX)
+        if self.selected_key not in visible and not below:
             self.selected_key = pct_shown[0].key if pct_shown else None
-        self.pct_table.set_rows(((r.key, view.pct_cells(r), view.full_name(r.entry))
-                                 for r in pct_shown), self.selected_key)
-        self.gain_table.set_rows(((r.key, view.gain_cells(r, moves.get(r.key)),
-                                   view.full_name(r.entry)) for r in gain_shown),
-                                 self.selected_key)
+        self._fit_columns(result, display)
+        pct_cols, gain_cols = self._columns["by-pct"], self._columns["by-gain"]
+        pct_shown = view.sort_rows(pct_shown, *self.sort.get("by-pct", ("rank", False)), moves)
+        gain_shown = view.sort_rows(gain_shown, *self.sort.get("by-gain", ("rank", False)), moves)
+        pct_table_rows, gain_table_rows = view.table_rows(
+            pct_shown, gain_shown, display, pct_cols, gain_cols)
+        if self.show_below and result is not None:
+            width = dict((k, w) for _, k, w in pct_cols).get("kernel", 30)
+            pct_table_rows += self._below_rows(result, [k for _, k, _ in pct_cols], width)
+        self.pct_table.set_rows(pct_table_rows, self.selected_key)
+        self.gain_table.set_rows(gain_table_rows, self.selected_key)
         self._render_titles(result, len(pct_rows), len(pct_shown))
+        self.render_next()
         self.render_detail()
+
+    def _below_rows(self, result: RoundResult, keys: list[str], width: int) -> list[view.TableRow]:
+        """Top-N kernels below the head threshold: greyed rows under the heads (not analysed)."""
+        rows: list[view.TableRow] = []
+        heads = len(result.artifact.entries)
+        for i, k in enumerate(view.below_threshold(result.artifact, result.topn), heads + 1):
+            if not view.matches_name(k.name, k.short_name, self.filter_text):
+                continue
+            cells = {
+                "rank": Text(str(i), justify="right", style="dim"),
+                "kernel": Text(fit(printable(names.display_name(k.name)), width), style="dim"),
+                "pct": Text(units.fixed(k.pct_gpu_time, 2), justify="right", style="dim"),
+                "serving": Text(units.fixed(k.serving_weighted_pct, 2), justify="right",
+                                style="dim"),
+            }
+            rows.append((f"{BELOW_PREFIX}{i}", [cells.get(c, Text("")) for c in keys],
+                         printable(names.full_name(k.name))))
+        return rows
+
+    def _fit_columns(self, result: RoundResult | None, display: dict[str, str]) -> None:
+        """Columns for the current width: side by side from WIDE_FROM columns, stacked below;
+        the kernel column takes what the others leave, lower-value columns go first."""
+        width = self.size.width or 120
+        each = width // 2 if width >= self.WIDE_FROM else width
+        longest = max((len(t) for t in display.values()), default=view.MIN_KERNEL)
+        has_serving = result is not None and any(
+            getattr(e, "serving_weighted_pct", None) is not None for e in result.artifact.entries)
+        has_history = result is not None and result.history is not None
+        has_route = result is None or any(getattr(e, "route", None)
+                                          for e in result.artifact.entries)
+        hide = frozenset(k for k, keep in (("serving", has_serving), ("change", has_history),
+                                           ("route", has_route)) if not keep)
+        specs = {
+            "by-pct": view.fit_columns(view.PCT_COLUMNS_ALL, each, longest=longest, hide=hide),
+            "by-gain": view.fit_columns(view.GAIN_COLUMNS_ALL, each, longest=longest, hide=hide),
+        }
+        for table_id, spec in specs.items():
+            if self._columns.get(table_id) != spec:
+                self._columns[table_id] = spec
+                self.query_one(f"#{table_id}", RankTable).set_columns(spec)
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self._columns:
+            self.call_after_refresh(self.render_tables)
+
+    def render_next(self) -> None:
+        """The next-target and coverage lines above the tables."""
+        result = self.shown_result
+        nxt = self.query_one("#next-target", Static)
+        cov = self.query_one("#coverage", Static)
+        if result is None or not result.artifact.entries:
+            nxt.update(Text("Next: nothing analysed yet", style="dim"))
+            cov.update(Text(""))
+            return
+        nxt.update(view.next_target(result.artifact))
+        serving = any(getattr(e, "serving_weighted_pct", None) is not None
+                      for e in result.artifact.entries)
+        cov.update(view.coverage_line(result.artifact, result.topn, serving=serving))
 
     def _render_titles(self, result: RoundResult | None, total: int, shown: int) -> None:
         suffix = f"  [filter '{self.filter_text}': {shown} of {total}]" if self.filter_text else ""
         pct = Text("By GPU time")
+        pct.append(self._sort_note("by-pct"), style="cyan")
         pct.append(printable(suffix), style="italic")
         gain = Text("By expected gain")
+        gain.append(self._sort_note("by-gain"), style="cyan")
         if result is not None and view.is_advisory(result.artifact):
             gain.append("  advisory: %gpu order rules", style="yellow")
         gain.append(printable(suffix), style="italic")
         self.query_one("#pct-title", Static).update(pct)
         self.query_one("#gain-title", Static).update(gain)
+
+    def _sort_note(self, table_id: str) -> str:
+        key, descending = self.sort.get(table_id, ("rank", False))
+        if key == "rank" and not descending:
+            return ""
+        label = dict((k, lab) for lab, k, _ in self._columns.get(table_id, [])).get(key, key)
+        return f"  sorted by {label} {'↓' if descending else '↑'}"
 
     def render_detail(self) -> None:
         """Refresh the tab labels and the open drill-down pane (the others render when opened:
@@ -469,6 +572,10 @@ class RooflineApp(App[None]):
             body.update(view.rounds_view(history, label))
             return
         row = self.selected_row
+        if result is not None and (self.selected_key or "").startswith(BELOW_PREFIX):
+            body.update(Text("below the head threshold: listed for coverage, not analysed "
+                             "(analyze --head-threshold lowers it)", style="dim"))
+            return
         if result is None or row is None:
             body.update(Text("no kernel selected" if result is not None and result.artifact.entries
                              else "no analysed kernels in this round", style="dim"))
@@ -486,6 +593,8 @@ class RooflineApp(App[None]):
 
     @on(TabbedContent.TabActivated, "#detail-tabs")
     def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
+        # the chart gets the whole height below the header: the rankings step aside
+        self.screen.set_class(event.pane.id == "chart", "-chart-open")
         if event.pane.id:
             self._render_pane(event.pane.id)
 
@@ -495,6 +604,8 @@ class RooflineApp(App[None]):
         table = event.data_table
         if not isinstance(table, RankTable) or event.cursor_row != table.cursor_row:
             return  # a stale event from before the rows were replaced
+        if table is not self.focused:
+            return  # rows replaced or synced from the other ranking: not the user's move
         key = event.row_key.value
         if key is None or key == self.selected_key and self._in_sync():
             return
@@ -511,7 +622,10 @@ class RooflineApp(App[None]):
         return self.pct_table.current_key == self.gain_table.current_key == self.selected_key
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """enter (or a click on the selected row): into the drill-down, like a double-click."""
+        """enter (or a click on the selected row): into the drill-down, like a double-click.
+        On a narrow screen the drill-down is maximized (escape brings the rankings back)."""
+        if self.screen.has_class("-narrow") and self.screen.maximized is None:
+            self.screen.maximize(self.detail, container=False)
         active = self.detail.tabs.active or "summary"
         if active == "chart":
             self.detail.chart.focus()
@@ -539,6 +653,10 @@ class RooflineApp(App[None]):
         box.focus()
 
     def action_clear_filter(self) -> None:
+        if self.screen.maximized is not None:  # back from a maximized drill-down
+            self.screen.minimize()
+            self.pct_table.focus()
+            return
         box = self.query_one("#filter", Input)
         if not box.has_class("-shown") and not self.filter_text:
             return
@@ -604,6 +722,72 @@ class RooflineApp(App[None]):
         if rel.parts and rel.parts[0] == "..":
             return printable(str(path))
         return printable(str(Path(self.display_name) / rel))
+
+    def action_export_csv(self) -> None:
+        r, result = self.session.shown, self.shown_result
+        if r is None or result is None or not result.artifact.entries:
+            self.notify("nothing to write: the shown round has no analysed entries",
+                        severity="warning", markup=False)
+            return
+        try:
+            path = write_csv(result.artifact, r)
+        except OSError as exc:
+            self.notify(f"cannot write {CSV_NAME} into {self._shown_path(r)}: "
+                        f"{printable(exc.strerror or exc)}", title="CSV failed",
+                        severity="error", markup=False, timeout=8)
+            return
+        self.notify(f"wrote {self._shown_path(path)}", title="CSV", markup=False)
+
+    def action_sort(self) -> None:
+        """Sort the focused ranking by its next column (rank → … → back to rank)."""
+        table = self.focused if isinstance(self.focused, RankTable) else self.pct_table
+        table_id = table.id or "by-pct"
+        keys = [k for _, k, _ in self._columns.get(table_id, [])]
+        current, _ = self.sort.get(table_id, ("rank", False))
+        nxt = keys[(keys.index(current) + 1) % len(keys)] if current in keys else "rank"
+        self._sort_by(table_id, nxt, toggle=False)
+
+    def _sort_by(self, table_id: str, key: str, *, toggle: bool) -> None:
+        current, descending = self.sort.get(table_id, ("rank", False))
+        numeric = {c.key for c in (*view.PCT_COLUMNS_ALL, *view.GAIN_COLUMNS_ALL) if c.numeric}
+        if toggle and key == current:
+            descending = not descending
+        else:
+            descending = key in numeric and key not in ("change",)
+        self.sort[table_id] = (key, descending)
+        self.render_tables()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column header sorts that ranking by it (again: the other way)."""
+        table = event.data_table
+        if isinstance(table, RankTable) and table.id and event.column_key.value:
+            self._sort_by(table.id, event.column_key.value, toggle=True)
+
+    def action_copy_name(self) -> None:
+        row = self.selected_row
+        if row is None:
+            self.notify("no kernel selected", severity="warning")
+            return
+        self.copy_to_clipboard(row.entry.name)
+        self.notify(f"copied the full name of {printable(row.entry.short_name, limit=60)}",
+                    markup=False, timeout=3)
+
+    def action_copy_json(self) -> None:
+        row = self.selected_row
+        if row is None:
+            self.notify("no kernel selected", severity="warning")
+            return
+        self.copy_to_clipboard(row.entry.model_dump_json(indent=2))
+        self.notify(f"copied the JSON of {printable(row.entry.short_name, limit=60)}",
+                    markup=False, timeout=3)
+
+    def action_toggle_below(self) -> None:
+        self.show_below = not self.show_below
+        self.render_tables()
+        result = self.shown_result
+        n = len(view.below_threshold(result.artifact, result.topn)) if result else 0
+        self.notify(f"listing {n} kernel(s) below the head threshold, greyed" if self.show_below
+                    else "heads only", timeout=2)
 
     def action_save_svg(self) -> None:
         """Save an SVG screenshot in the current directory and say where."""

@@ -19,7 +19,7 @@ from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD, TOPN_NAME
 
 ROUND_PREFIX = "round_"
 # Files we write ourselves (exports) never trigger a recompute; neither do editor/atomic temps.
-OWN_OUTPUTS = frozenset({ARTIFACT_JSON, ARTIFACT_MD})
+OWN_OUTPUTS = frozenset({ARTIFACT_JSON, ARTIFACT_MD, "profile_roofline.csv"})
 _TEMP_SUFFIXES = (".tmp", ".temp", ".swp", ".swx", ".part", ".partial", "~")
 # Inputs a round can read. Extension-less paths are directories (a round appearing or going).
 _INPUT_SUFFIXES = frozenset({".json", ".md", ".yaml", ".yml", ".csv", ""})

@@ -13,12 +13,12 @@ from typing import Any
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.inputs import EnvReport, Workload, load_env_report, read_topn
+from roofline_tui.core.inputs import EnvReport, TopN, Workload, load_env_report, read_topn
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
-from roofline_tui.core.store import ReadProblem, atomic_write_pair, read_json
+from roofline_tui.core.store import ReadProblem, atomic_write_pair, atomic_write_text, read_json
 
 TOPN_NAME = "profile_topN.json"
 ENV_NAME = "env_report.json"
@@ -55,6 +55,7 @@ class RoundResult:
     # Every file outside the round directory this analysis read (env_report, model config,
     # peak table, priors, explicit shape/counter sources): what a live view must watch.
     inputs_read: tuple[Path, ...] = ()
+    topn: TopN | None = None        # the Top-N as loaded (its kernels below the head threshold)
 
 
 def round_label(round_dir: Path) -> str | int | None:
@@ -243,7 +244,7 @@ def analyze_round(
         outside += (options.priors_path,)
     return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=loaded.incomplete,
                        topn_found=loaded.topn_found, topn_problem=loaded.topn_problem,
-                       inputs_read=outside)
+                       inputs_read=outside, topn=loaded.inputs.topn)
 
 
 def _is_under(path: Path, root: Path) -> bool:
@@ -252,6 +253,13 @@ def _is_under(path: Path, root: Path) -> bool:
     except (ValueError, OSError):
         return False
     return True
+
+
+def write_csv(artifact: Artifact, out_dir: Path) -> Path:
+    """Write ``profile_roofline.csv`` (one row per entry) atomically beside the artifact."""
+    from roofline_tui.core.table_csv import CSV_NAME, artifact_to_csv
+
+    return atomic_write_text(Path(out_dir) / CSV_NAME, artifact_to_csv(artifact))
 
 
 def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:

@@ -47,15 +47,17 @@ def rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def expected_tables(round_dir: Path, sources: Any) -> tuple[list[list[str]], list[list[str]],
-                                                            list[str], list[str]]:
-    """What the screen must show for ``round_dir``: the engine's analysis, rendered by ``view``."""
+def expected_tables(round_dir: Path, sources: Any, app: Any) -> tuple[
+        list[list[str]], list[list[str]], list[str], list[str]]:
+    """What the screen must show for ``round_dir``: the engine's analysis, rendered by ``view``
+    with the columns the app shows now."""
     result = analyze_round_with_history(round_dir, sources)
     pct_rows, gain_rows = view.rankings(result.artifact)
-    moves = view.rank_moves(pct_rows, gain_rows)
-    pct = [[c.plain for c in view.pct_cells(r)] for r in pct_rows]
-    gain = [[c.plain for c in view.gain_cells(r, moves.get(r.key))] for r in gain_rows]
-    return pct, gain, result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain
+    pct, gain = view.table_rows(pct_rows, gain_rows, view.display_names(pct_rows),
+                                app._columns["by-pct"], app._columns["by-gain"])
+    return ([[c.plain for c in cells] for _, cells, _ in pct],
+            [[c.plain for c in cells] for _, cells, _ in gain],
+            result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain)
 
 
 def table_keys(table: Any) -> list[str]:
@@ -191,7 +193,7 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         shutil.rmtree(profile / "round_3", ignore_errors=True)
         generation = app.session.generation
         round_dir.joinpath("profile_topN.json").write_bytes(final)
-        want_pct, want_gain, by_pct, by_gain = expected_tables(round_dir, app.sources)
+        want_pct, want_gain, by_pct, by_gain = expected_tables(round_dir, app.sources, app)
         await wait_until(pilot, lambda: app.session.generation > generation and cells(app.pct_table)
                          == want_pct, timeout=15)
         await settle(pilot)
@@ -237,7 +239,7 @@ async def test_symlink_loop_in_the_watched_tree_neither_hangs_nor_crashes(profil
         await settle(pilot)
         assert status_text(app) == ""
         assert watcher_alive(app)
-        assert cells(app.pct_table) == expected_tables(profile / "round_2", app.sources)[0]
+        assert cells(app.pct_table) == expected_tables(profile / "round_2", app.sources, app)[0]
     for name in ("round_0", "round_2"):
         done = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze",
                                str(profile / name), "--json"],

@@ -59,7 +59,7 @@ async def test_selection_in_one_table_selects_the_kernel_in_the_other(profile: P
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         await pilot.press("down")  # pct table: 2nd kernel
-        second = column(app.pct_table, "kernel")[1]
+        second = app.pct_table.ordered_rows[1].key.value
         assert app.gain_table.current_key == app.pct_table.current_key == second
         await pilot.press("tab", "down")  # focus the gain table and move there
         assert app.focused is app.gain_table

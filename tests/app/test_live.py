@@ -47,10 +47,11 @@ async def test_selection_and_scroll_survive_a_recompute(profile: Path) -> None:
     app = make_app(profile, watch=True)
     async with app.run_test(size=(80, 24)) as pilot:  # narrow: the tables scroll
         await start_watching(pilot)
-        await pilot.press("down", "down", "down", "down")
+        await pilot.press("a")  # the kernels below the head threshold too: 25 rows
+        await pilot.press(*["down"] * 12)
         table = app.pct_table
         key, row, scroll = table.current_key, table.cursor_row, table.scroll_y
-        assert row == 4 and scroll > 0
+        assert row == 12 and scroll > 0
         await pilot.press("question_mark", "escape")  # detour through the help screen
         generation = app.session.generation
         data = read_topn(profile / "round_2")
@@ -60,8 +61,10 @@ async def test_selection_and_scroll_survive_a_recompute(profile: Path) -> None:
         await pilot.pause(0.1)
         assert column(table, "pct")[0] == "33.00"
         assert (table.current_key, table.cursor_row, table.scroll_y) == (key, row, scroll)
-        assert app.gain_table.current_key == key
-        assert f"short name            {key}" in static_text(app.query_one("#summary-body"))
+        assert key.startswith("below:")  # a greyed kernel under the heads stays selected
+        assert "below the head threshold" in static_text(app.query_one("#summary-body"))
+        await pilot.press("home")  # back to the first head: the other ranking follows
+        assert app.gain_table.current_key == table.current_key == app.selected_key
 
 
 async def test_half_written_topn_keeps_the_last_good_state(profile: Path) -> None:
@@ -175,3 +178,18 @@ async def test_an_engine_exception_is_shown_in_place(profile: Path, monkeypatch)
         await pilot.press("left_square_bracket")
         await settle(pilot)
         assert app.is_running and app.session.shown == profile / "round_1"
+
+
+async def test_inputs_above_the_profile_directory_are_watched(demo_root: Path, profile: Path) -> None:
+    """`roofline dash profile/`: env_report.json and config.json sit above the watched tree; the
+    analyses read them, so they are watched too (issue 14 item 6)."""
+    app = make_app(profile, watch=True)  # watch root: profile/ only
+    async with app.run_test(size=(120, 36)) as pilot:
+        await start_watching(pilot)
+        await wait_until(pilot, lambda: any(p.name == "env_report.json"
+                                            for p in app.watched_inputs))
+        await pilot.pause(0.3)
+        env = json.loads((demo_root / "env_report.json").read_text())
+        env["workload"]["conc"] = 48
+        (demo_root / "env_report.json").write_text(json.dumps(env))
+        await wait_until(pilot, lambda: "conc 48" in str(app.query_one("#header-info").content))

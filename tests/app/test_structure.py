@@ -51,7 +51,8 @@ async def test_palette_commands_come_from_the_bindings(profile: Path) -> None:
         await settle(pilot)
         titles = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert titles["Recompute"] == "analyse the shown round again now (r)"
-        assert titles["Next round"] == "show the next round (])"
+        assert titles["Next"] == "show the next round (])"
+        assert titles["CSV"].startswith("write profile_roofline.csv")
         assert titles["Screenshot"] == "Save an SVG screenshot in the current directory"
 
 

@@ -28,6 +28,8 @@ class DetailPanel(Vertical):
     """Drill-down for the selected kernel, one tab per aspect, plus the round's Rounds and
     Degraded views."""
 
+    ALLOW_MAXIMIZE = True
+
     def compose(self) -> ComposeResult:
         with TabbedContent(id="detail-tabs", initial="summary"):
             for pane_id, title in PANES:

@@ -33,7 +33,8 @@ class RankTable(DataTable):
         self._tooltips: dict[str, str] = {}
 
     def on_mount(self) -> None:
-        self.set_columns(self._column_spec)
+        if self._column_spec and not self.columns:
+            self.set_columns(self._column_spec)
 
     def set_columns(self, columns: Sequence[tuple[str, str, int]]) -> None:
         """Replace the columns (label, key, width); rows must be set again afterwards."""
