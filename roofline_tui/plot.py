@@ -20,10 +20,10 @@ from roofline_tui.core.chart import (
     ROOF_COLOUR,
     ChartModel,
     build_chart,
-    human,
 )
 from roofline_tui.core.store import atomic_write_bytes
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.units import rate as human
 
 PLOT_SVG = "profile_roofline.svg"
 PLOT_PNG = "profile_roofline.png"

@@ -18,7 +18,7 @@ from roofline_tui.core.textsafe import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from roofline_tui.core.playbook import DEFAULT_PLAYBOOK
+    from roofline_tui.core.rounds.playbook import DEFAULT_PLAYBOOK
 
     r = sub.add_parser(
         "rounds",
@@ -75,8 +75,9 @@ def _error(cmd: str, msg: str, code: int = 2) -> int:
 
 
 def _load(cmd: str, args: argparse.Namespace):
-    from roofline_tui.core.history import discover_rounds, load_history
-    from roofline_tui.core.round import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
+    from roofline_tui.core.rounds.compare import load_history
+    from roofline_tui.core.rounds.layout import round_dirs
 
     d: Path = args.profile_dir
     if not d.is_dir():
@@ -85,7 +86,7 @@ def _load(cmd: str, args: argparse.Namespace):
                        ("--peaks", args.peaks)):
         if path is not None and not path.is_file():
             return None, _error(cmd, f"{flag} {printable(str(path))}: no such file")
-    if not discover_rounds(d):
+    if not round_dirs(d):
         hint = " (it looks like a round directory; pass its parent)" if (
             d / "profile_topN.json").exists() else ""
         return None, _error(cmd, f"no round_* directories in {printable(str(d))}{hint}")
@@ -108,7 +109,7 @@ def print_rounds(h) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline_tui.core.history import round_summary_rows
+    from roofline_tui.core.rounds.series import round_summary_rows
 
     console = _console()
     t = Table(title=Text(f"rounds of {printable(h.profile_dir)} (baseline {h.baseline})"),
@@ -149,7 +150,7 @@ def print_rounds(h) -> None:
 
 
 def run_rounds(args: argparse.Namespace) -> int:
-    from roofline_tui.core.history import all_kernel_series, kernel_series, round_summary_rows
+    from roofline_tui.core.rounds.series import all_kernel_series, kernel_series, round_summary_rows
 
     h, code = _load("rounds", args)
     if h is None:
@@ -202,7 +203,7 @@ def run_playbook(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline_tui.core.playbook import append_playbook, calibrate, write_priors
+    from roofline_tui.core.rounds.playbook import append_playbook, calibrate, write_priors
 
     h, code = _load("playbook", args)
     if h is None:

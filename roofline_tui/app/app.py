@@ -27,7 +27,6 @@ from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedCont
 
 from roofline_tui.app import view
 from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
-from roofline_tui.app.rounds import is_relevant_change, round_name
 from roofline_tui.app.session import INVALID_AFTER_S, Decision, Session
 from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
 from roofline_tui.app.widgets.help_screen import HelpScreen, KeySection
@@ -37,15 +36,9 @@ from roofline_tui.core import demangle as names
 from roofline_tui.core import units
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.demangle import fit
-from roofline_tui.core.history import analyze_round_with_history
-from roofline_tui.core.round import (
-    TOPN_NAME,
-    RoundResult,
-    RoundSources,
-    round_label,
-    write_artifact,
-    write_csv,
-)
+from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact, write_csv
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.layout import TOPN_NAME, is_relevant_change, round_label, round_name
 from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
 

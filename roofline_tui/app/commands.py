@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from roofline_tui.commands.analyze import add_round_arguments, sources_from_args
-from roofline_tui.core.round import ARTIFACT_JSON, ARTIFACT_MD
+from roofline_tui.core.rounds.layout import ARTIFACT_JSON, ARTIFACT_MD
 from roofline_tui.core.textsafe import printable
 
 DEMO_PROFILE = "profile"
@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "demo",
         help="the dashboard on a bundled demo profile, copied into a temporary directory",
         description=(
-            "Copy the bundled demo (three rounds of the spec's worked example) into a temporary "
+            "Copy the bundled demo (three rounds modelled on the spec's §9 example; the %GPU "
+            "shares differ from §9's) into a temporary "
             "directory and open the dashboard on it. Edit the files there to see live "
             "recompute; the directory is kept and its path printed on exit."
         ),

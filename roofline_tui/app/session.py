@@ -27,8 +27,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from roofline_tui.app.rounds import discover_rounds, is_relevant_change, round_name, round_of
-from roofline_tui.core.round import TOPN_NAME, RoundResult
+from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.rounds.layout import (
+    TOPN_NAME,
+    is_relevant_change,
+    round_name,
+    round_of,
+    rounds_at,
+)
 from roofline_tui.core.textsafe import printable
 
 Severity = Literal["information", "warning", "error"]
@@ -185,7 +191,7 @@ class Session:
     def rescan(self, *, initial: bool = False) -> Decision:
         """Rediscover rounds: new ones join the selector, deleted ones leave it."""
         d = Decision()
-        found = discover_rounds(self.profile_dir)
+        found = rounds_at(self.profile_dir)
         name = printable(self.display_name)
         if not self.profile_dir.exists():
             note: Note | None = Note(f"Profile directory {name} does not exist yet: waiting for "

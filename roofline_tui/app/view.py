@@ -69,12 +69,6 @@ LABEL_STYLE = "bold"
 DIM = "dim"
 
 
-def x(entry: Entry | Any, key: str, default: Any = None) -> Any:
-    """An extra field of an engine model (``model_extra``), or ``default``."""
-    extra = getattr(entry, "model_extra", None) or {}
-    return extra.get(key, default)
-
-
 def safe(text: object, limit: int | None = None, style: str = "") -> Text:
     """Untrusted text as a literal :class:`Text` (control characters made visible)."""
     return Text(printable("–" if text is None else text, limit=limit), style=style)
@@ -509,13 +503,13 @@ def coverage_line(artifact: Artifact, topn: Any = None, serving: bool = False) -
 
 
 def is_advisory(artifact: Artifact) -> bool:
-    return any(x(e, "advisory") for e in artifact.entries) or (
+    return any(e.advisory for e in artifact.entries) or (
         bool(artifact.entries) and all(e.confidence == "low" for e in artifact.entries)
     )
 
 
 def _peak_dtypes(artifact: Artifact) -> list[str]:
-    used = [x(e, "peak_flops_dtype") for e in artifact.entries]
+    used = [e.peak_flops_dtype for e in artifact.entries]
     wanted = sorted({d for d in used if isinstance(d, str) and d in artifact.peaks.flops})
     if not wanted:
         wanted = [d for d in ("fp8", "bf16") if d in artifact.peaks.flops]
@@ -524,7 +518,7 @@ def _peak_dtypes(artifact: Artifact) -> list[str]:
 
 def device_line(artifact: Artifact) -> Text:
     p = artifact.peaks
-    product = x(p, "product")
+    product = p.product
     out = Text()
     out.append(printable(artifact.gfx or "unknown arch"), style=LABEL_STYLE)
     if product:
@@ -535,7 +529,7 @@ def device_line(artifact: Artifact) -> Text:
     out.append(" · peaks ")
     conf_style = "green" if p.confidence == "high" else "bold yellow"
     out.append(f"{printable(p.source)}/{printable(p.confidence)}", style=conf_style)
-    if x(p, "compute_validated") is False and p.flops:
+    if p.compute_validated is False and p.flops:
         out.append(" compute peaks unvalidated", style="bold yellow")
     return out
 
@@ -552,8 +546,8 @@ def workload_line(artifact: Artifact) -> Text:
         out.append(f" · {len(artifact.degraded)} degraded", style="yellow")
     if artifact.skill_errors:
         out.append(f" · {len(artifact.skill_errors)} input problem(s)", style="yellow")
-    wl = x(artifact, "workload") or {}
-    if isinstance(wl, dict):
+    wl = artifact.workload.model_dump()
+    if wl:
         parts = [f"{k} {printable(wl[k])}" for k in ("isl", "osl", "conc", "tp") if wl.get(k) is not None]
         if parts:
             out.append(" · workload " + " ".join(parts))
@@ -579,24 +573,24 @@ def _num_line(value: str, note: str = "") -> Text:
 
 
 def summary(e: Entry, artifact: Artifact) -> RenderableType:
-    unit = x(e, "unit")
-    lpu = x(e, "launches_per_unit")
+    unit = e.unit
+    lpu = e.launches_per_unit
     per_unit = f"per unit ({lpu} launch{'es' if lpu != 1 else ''})" if lpu else "per unit"
-    peak_dtype = x(e, "peak_flops_dtype")
+    peak_dtype = e.peak_flops_dtype
     t = _grid()
     t.add_row("kernel", Text(full_name(e)))
     if names.demangle(e.name):
         t.add_row("mangled", safe(e.name))
     t.add_row("short name", safe(e.short_name))
-    t.add_row("class", safe(" / ".join(str(v) for v in (e.op_class, x(e, "op_subclass"),
-                                                          x(e, "classification")) if v)))
+    t.add_row("class", safe(" / ".join(str(v) for v in (e.op_class, e.op_subclass,
+                                                          e.classification) if v)))
     t.add_row("% GPU time", Text(units.pct_points(e.pct_gpu_time, 2) + "  (copied from the Top-N)"))
     t.add_row("regime", safe(e.regime))
     t.add_row("unit", safe(unit if unit else "not stated"))
     t.add_row("launches", _num_line(f"{units.si(e.launches_per_step)} per step",
                                     f"{lpu} per unit" if lpu else ""))
     t.add_row("time per launch", Text(units.millis(e.t_ms)))
-    t.add_row("time per unit", Text(units.millis(x(e, "t_unit_ms"))))
+    t.add_row("time per unit", Text(units.millis(e.t_unit_ms)))
     t.add_row("bytes", Text(f"{units.nbytes(e.bytes_est)} {per_unit}"))
     t.add_row("FLOPs", Text(f"{units.rate(e.flops_est, 'FLOP')} {per_unit}"))
     t.add_row("achieved bandwidth", _num_line(units.rate(e.achieved_bw_bytes_s, "B/s"),
@@ -606,20 +600,20 @@ def summary(e: Entry, artifact: Artifact) -> RenderableType:
                                             + (f" of the {printable(peak_dtype)} peak" if peak_dtype else "")))
     t.add_row("arithmetic intensity", Text(units.si(e.arithmetic_intensity, "FLOP/B")))
     t.add_row("ridge point", Text(units.si(e.ridge_point, "FLOP/B")))
-    t.add_row("roof · bound", safe(f"{x(e, 'roof_axis') or '–'} roof · {e.bound_type}-bound"))
-    raw = x(e, "roofline_pct_raw")
+    t.add_row("roof · bound", safe(f"{e.roof_axis or '–'} roof · {e.bound_type}-bound"))
+    raw = e.roofline_pct_raw
     roof = Text(units.pct(e.roofline_pct, 1), style=HEADROOM_STYLE.get(e.headroom_class, ""))
     if e.suspect and raw is not None:
         roof.append(f"  (raw {units.pct(raw, 1)}, clamped for display)", style="magenta")
     t.add_row("roofline", roof)
-    t.add_row("target efficiency", _num_line(units.pct(e.target_eff, 0), x(e, "target_eff_source") or ""))
+    t.add_row("target efficiency", _num_line(units.pct(e.target_eff, 0), e.target_eff_source or ""))
     t.add_row("attainable speedup", Text(units.ratio(e.attainable_speedup)) + (
         Text("  " + (caution(e) or ""), style="bold yellow") if caution(e) else Text("")))
     t.add_row("expected e2e gain", Text(units.pct_points(e.expected_e2e_gain_pct, 2) + " of GPU time"))
     t.add_row("headroom", headroom_text(e))
-    t.add_row("confidence", safe(f"{e.confidence} (stage {x(e, 'stage') or artifact.stage}, "
-                                 f"{x(e, 'measurement_basis') or 'model'})"))
-    t.add_row("route", safe(x(e, "route")))
+    t.add_row("confidence", safe(f"{e.confidence} (stage {e.stage or artifact.stage}, "
+                                 f"{e.measurement_basis or 'model'})"))
+    t.add_row("route", safe(e.route))
     return t
 
 
@@ -637,25 +631,23 @@ def _bullets(items: list[Any], empty: str) -> Text:
 
 def assumptions(e: Entry) -> RenderableType:
     t = _grid()
-    t.add_row("model", safe(x(e, "model") or ("not modelled" if not e.modeled else "–")))
-    t.add_row("unit", safe(x(e, "unit") or "not stated"))
-    t.add_row("assumptions", _bullets(list(x(e, "assumptions") or []), "none recorded"))
+    t.add_row("model", safe(e.model or ("not modelled" if not e.modeled else "–")))
+    t.add_row("unit", safe(e.unit or "not stated"))
+    t.add_row("assumptions", _bullets(list(e.assumptions or []), "none recorded"))
     parts: list[RenderableType] = [t]
-    alts = x(e, "alternatives") or []
+    alts = e.alternatives
     if alts:
         at = Table(title=Text("byte/FLOP candidates (shapes tried)", style=LABEL_STYLE),
                    title_justify="left", box=None, padding=(0, 1))
         for col in ("candidate", "bytes", "FLOPs", "raw roofline", "feasible", "used", "note"):
             at.add_column(col, overflow="fold")
         for a in alts:
-            if not isinstance(a, dict):
-                continue
-            at.add_row(safe(a.get("label")), Text(units.nbytes(a.get("bytes_est"))),
-                       Text(units.rate(a.get("flops_est"), "FLOP")),
-                       Text(units.pct(a.get("roofline_pct_raw"), 1)),
-                       Text("yes" if a.get("feasible") else "no",
-                            style="" if a.get("feasible") else "magenta"),
-                       Text("✓" if a.get("chosen") else ""), safe(a.get("note", "")))
+            at.add_row(safe(a.label), Text(units.nbytes(a.bytes_est)),
+                       Text(units.rate(a.flops_est, "FLOP")),
+                       Text(units.pct(a.roofline_pct_raw, 1)),
+                       Text("yes" if a.feasible else "no",
+                            style="" if a.feasible else "magenta"),
+                       Text("✓" if a.chosen else ""), safe(a.note))
         parts += [Text(""), at]
     if e.notes:
         parts += [Text(""), Text("notes", style=LABEL_STYLE), safe(e.notes)]
@@ -665,39 +657,39 @@ def assumptions(e: Entry) -> RenderableType:
 def flags(e: Entry, artifact: Artifact) -> RenderableType:
     lines: list[tuple[str, Text]] = []
     if e.suspect:
-        msg = Text(f"raw roofline {units.pct(x(e, 'roofline_pct_raw'), 1)} (shown clamped); "
-                   f"bytes upper bound at peak {units.nbytes(x(e, 'bytes_upper_bound'))} per unit")
-        reason = x(e, "no_verdict_reason")
+        msg = Text(f"raw roofline {units.pct(e.roofline_pct_raw, 1)} (shown clamped); "
+                   f"bytes upper bound at peak {units.nbytes(e.bytes_upper_bound)} per unit")
+        reason = e.no_verdict_reason
         if reason:
             msg.append("\n" + printable(reason))
         lines.append(("suspect", msg))
-    if x(e, "dispatch_bound"):
-        lines.append(("dispatch-bound", safe(x(e, "no_verdict_reason")
+    if e.dispatch_bound:
+        lines.append(("dispatch-bound", safe(e.no_verdict_reason
                                              or "per-launch time within launch-overhead scale")))
     if not e.modeled:
         reasons = [d.reason for d in artifact.degraded if d.name in (e.name, e.short_name)]
-        lines.append(("unmodelled", safe("; ".join(reasons) or x(e, "no_verdict_reason")
+        lines.append(("unmodelled", safe("; ".join(reasons) or e.no_verdict_reason
                                          or "no byte/FLOP model")))
-    if x(e, "stage_c_candidate"):
+    if e.stage_c_candidate:
         lines.append(("stage-C candidate", Text("a counter measurement would settle this entry")))
     if artifact.peaks.confidence == "low":
         lines.append(("low-confidence peaks", safe(
             f"peaks from {artifact.peaks.source}: every verdict is display-only")))
-    if x(artifact.peaks, "compute_validated") is False:
+    if artifact.peaks.compute_validated is False:
         lines.append(("unvalidated compute peak", Text("compute-axis numbers are not usable")))
-    if x(e, "advisory") or e.confidence == "low":
-        lines.append(("advisory", safe(f"stage {x(e, 'stage') or artifact.stage}, confidence "
+    if e.advisory or e.confidence == "low":
+        lines.append(("advisory", safe(f"stage {e.stage or artifact.stage}, confidence "
                                        f"{e.confidence}: rank by pct_gpu_time; the measurement decides")))
-    if x(e, "contradiction"):
-        lines.append(("contradiction", safe(x(e, "contradiction_detail")
+    if e.contradiction:
+        lines.append(("contradiction", safe(e.contradiction_detail
                                             or "a measured speedup beat the prediction")))
     why = caution(e)
     if why:
         lines.append(("caution", safe(why)))
-    if x(e, "editable") is False:
+    if e.editable is False:
         lines.append(("not editable", Text("no editable call site: host-side levers only")))
     if not e.has_verdict and not any(k in ("suspect", "dispatch-bound", "unmodelled") for k, _ in lines):
-        reason = x(e, "no_verdict_reason")
+        reason = e.no_verdict_reason
         if reason:
             lines.append(("no verdict", safe(reason)))
     if not lines:
@@ -711,15 +703,15 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
 
 def levers(e: Entry) -> RenderableType:
     t = _grid()
-    t.add_row("route", safe(x(e, "route")))
-    t.add_row("why", safe(x(e, "route_reason") or "–"))
-    if x(e, "editable") is not None:
-        t.add_row("editable", Text("yes" if x(e, "editable") else "no (host-side levers only)"))
-    if x(e, "dispatch_bound"):
+    t.add_row("route", safe(e.route))
+    t.add_row("why", safe(e.route_reason or "–"))
+    if e.editable is not None:
+        t.add_row("editable", Text("yes" if e.editable else "no (host-side levers only)"))
+    if e.dispatch_bound:
         t.add_row("launch-overhead levers", _bullets(list(DISPATCH_LEVERS), ""))
-    if x(e, "editable") is False:
+    if e.editable is False:
         t.add_row("host-side levers", _bullets(list(HOST_SIDE_LEVERS), ""))
-    if e.byte_reduction_levers or not x(e, "dispatch_bound"):
+    if e.byte_reduction_levers or not e.dispatch_bound:
         t.add_row("byte-reduction levers", _bullets(
             list(e.byte_reduction_levers),
             "none listed: byte-reduction levers are listed for saturated heads"))
@@ -758,16 +750,15 @@ def degraded_view(artifact: Artifact) -> RenderableType:
         parts.append(Text("none", style=DIM))
     parts += [Text(""), Text(f"skill_errors ({len(artifact.skill_errors)})", style=LABEL_STYLE),
               _bullets(list(artifact.skill_errors), "none")]
-    sel = x(artifact, "head_selection")
-    inputs = x(artifact, "inputs")
+    sel = artifact.head_selection
+    inputs = artifact.inputs.model_dump(by_alias=True, exclude_none=True)
     if sel or inputs:
         parts += [Text(""), Text("inputs", style=LABEL_STYLE)]
         t = _grid()
         if sel:
             t.add_row("head selection", safe(sel))
-        if isinstance(inputs, dict):
-            for k, v in sorted(inputs.items()):
-                t.add_row(safe(k), safe(v))
+        for k, v in sorted(inputs.items()):
+            t.add_row(safe(k), safe(v))
         parts.append(t)
     return Group(*parts)
 
@@ -814,7 +805,7 @@ def history_view(e: Entry, history: Any) -> RenderableType:
     contradiction flags (spec §8.3–§8.4). ``history`` is the engine's RoundHistory."""
     if history is None:
         return Text("single round: nothing to compare (round_* siblings appear here)", style=DIM)
-    from roofline_tui.core.history import kernel_series
+    from roofline_tui.core.rounds.series import kernel_series
 
     series = kernel_series(history, e.name, e.regime)
     if series is None or not series.points:
@@ -858,7 +849,7 @@ def rounds_view(history: Any, shown_label: str | int | None) -> RenderableType:
     """One row per round: heads, total GPU time, throughput, e2e change, contradictions."""
     if history is None:
         return Text("single round: the Rounds view compares round_* siblings", style=DIM)
-    from roofline_tui.core.history import round_summary_rows
+    from roofline_tui.core.rounds.series import round_summary_rows
 
     t = Table(box=None, pad_edge=False, header_style=LABEL_STYLE)
     for col, justify in (("round", "left"), ("stage", "left"), ("heads", "right"),

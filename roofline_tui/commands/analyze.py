@@ -8,13 +8,14 @@ from pathlib import Path
 
 from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS, AnalyzeOptions
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.history import analyze_round_with_history
-from roofline_tui.core.round import (
-    TOPN_NAME,
+from roofline_tui.core.rounds.analysis import (
     RoundSources,
     skill_disabled,
     write_artifact,
+    write_csv,
 )
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.layout import TOPN_NAME
 from roofline_tui.core.textsafe import printable
 
 
@@ -34,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-heads", type=int, default=DEFAULT_MAX_HEADS, metavar="N",
                    help="analyse at most N heads (default 8)")
     p.add_argument("--json", action="store_true", help="also print the artifact JSON to stdout")
+    p.add_argument("--csv", action="store_true",
+                   help="also write profile_roofline.csv (one row per entry, the dashboard "
+                        "tables' columns) beside the artifact, atomically")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any input problem, degraded entry or error was recorded")
     p.add_argument("--priors", type=Path, metavar="FILE",
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     options = AnalyzeOptions(head_threshold_pct=args.head_threshold, max_heads=args.max_heads)
     if getattr(args, "priors", None) is not None:
-        from roofline_tui.core.playbook import PriorsError, load_priors
+        from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
@@ -112,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     write_plot_for(args, artifact, round_dir)
     try:
         json_path, md_path = write_artifact(artifact, round_dir)
+        if getattr(args, "csv", False):
+            write_csv(artifact, round_dir)
     except OSError as exc:
         print(f"roofline analyze: cannot write the artifact into {printable(str(round_dir))}: "
               f"{exc.strerror or exc}", file=sys.stderr)
@@ -139,7 +145,9 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline_tui.core.markdown import fmt_num, fmt_pct, fmt_rate
+    from roofline_tui.core.units import fixed as fmt_num
+    from roofline_tui.core.units import pct as fmt_pct
+    from roofline_tui.core.units import rate as fmt_rate
 
     console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
     p = artifact.peaks
@@ -158,13 +166,12 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         e = artifact.entry(short)
         if e is None:
             continue
-        extra = e.model_extra or {}
         roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
         table.add_row(
             str(i), Text(printable(e.short_name, limit=40)), fmt_num(e.pct_gpu_time, 2),
             e.bound_type, roof, fmt_num(e.attainable_speedup, 2, "×"),
             fmt_num(e.expected_e2e_gain_pct, 2, "%"), e.headroom_class,
-            Text(str(extra.get("route", "–"))), str(gain_rank.get(short, "–")),
+            Text(str(e.route or "–")), str(gain_rank.get(short, "–")),
         )
     console.print(table)
     console.print(Text(f"wrote {json_path} and {json_path.with_suffix('.md').name}"))
@@ -187,6 +194,6 @@ def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path
         print(f"roofline analyze: no roofline image: cannot write into "
               f"{printable(str(round_dir))}: {exc.strerror or exc}", file=sys.stderr)
         return
-    artifact.plot_file = paths[0].name  # type: ignore[attr-defined]  # an artifact extra
+    artifact.plot_file = paths[0].name
     if len(paths) > 1:
-        artifact.plot_png = paths[1].name  # type: ignore[attr-defined]
+        artifact.plot_png = paths[1].name

@@ -10,13 +10,28 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from roofline_tui.core import metrics as M
-from roofline_tui.core.artifact import DOCTRINE, Alternative, Artifact, Degraded, Entry, PeaksInfo
-from roofline_tui.core.classify import classify
+from roofline_tui.core.artifact import (
+    DOCTRINE,
+    Alternative,
+    Artifact,
+    AxisRow,
+    Confidence,
+    Degraded,
+    Entry,
+    InputsUsed,
+    PeaksInfo,
+    Regime,
+    RoofAxis,
+    Stage,
+    WorkloadInfo,
+    is_bound_type,
+)
+from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
-from roofline_tui.core.inputs import REGIMES, EnvReport, TopN, TopNEntry, Workload
+from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
@@ -26,9 +41,11 @@ from roofline_tui.core.opmodels import (
     OpModelUnavailable,
 )
 from roofline_tui.core.peaks import Peaks, peak_flops_for
+from roofline_tui.core.refine import KernelRefinement, Refinements
 from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
 from roofline_tui.core.textsafe import printable
 
+_REGIMES: tuple[Regime, ...] = get_args(Regime)
 DEFAULT_HEAD_THRESHOLD_PCT = 5.0
 DEFAULT_MAX_HEADS = 8
 SKILL_VERSION = "1"
@@ -60,7 +77,7 @@ class RoundInputs:
     problems: list[str] = field(default_factory=list)
     inputs_used: dict[str, str] = field(default_factory=dict)  # role -> file name
     # Optional refinements (stage B / C), keyed by kernel name. See roofline_tui.core.refine.
-    refinements: Any = None
+    refinements: Refinements | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -78,10 +95,10 @@ def select_heads(topn: TopN, threshold: float, max_heads: int) -> list[TopNEntry
     return chosen[: max(0, max_heads)]
 
 
-def _run_regime(topn: TopN) -> tuple[str | None, str]:
+def _run_regime(topn: TopN) -> tuple[Regime | None, str]:
     sv = topn.serving
     if sv and sv.n_decode_steps is not None and sv.n_prefill_steps is not None:
-        r = "decode" if sv.n_decode_steps >= sv.n_prefill_steps else "prefill"
+        r: Regime = "decode" if sv.n_decode_steps >= sv.n_prefill_steps else "prefill"
         return r, f"run is {r}-dominated ({sv.n_decode_steps} decode vs {sv.n_prefill_steps} prefill steps)"
     if sv and sv.analytic_calls:
         d, p = sv.analytic_calls.get("decode", 0), sv.analytic_calls.get("prefill", 0)
@@ -90,13 +107,13 @@ def _run_regime(topn: TopN) -> tuple[str | None, str]:
     return None, ""
 
 
-def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[str, str]:
+def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str]:
     """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one."""
-    served = [r for r in REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
+    served = [r for r in _REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
               or r in entry.calls_per_step]
     sv = topn.serving
     if served and sv is not None:
-        launches: dict[str, float] = {}
+        launches: dict[Regime, float] = {}
         for r in served:
             steps = sv.n_decode_steps if r == "decode" else sv.n_prefill_steps
             if r in entry.calls_per_step and steps is not None:
@@ -112,8 +129,9 @@ def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[str, str]:
     run, why = _run_regime(topn)
     if run:
         return run, why
-    if entry.phase in REGIMES:
-        return entry.phase, f"entry phase is {entry.phase}"
+    phase = next((r for r in _REGIMES if r == entry.phase), None)
+    if phase is not None:
+        return phase, f"entry phase is {phase}"
     return "decode", "no phase data: assumed decode (serving runs are decode-dominated)"
 
 
@@ -190,10 +208,6 @@ def logical_unit(
     )
 
 
-def _canon(name: str | None, fallback: str) -> str:
-    return canonical_dtype(name) or fallback
-
-
 def _round_pct(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
@@ -213,7 +227,7 @@ class _Shared:
     dtype_notes: list[str]
     options: AnalyzeOptions
     neighbours: list[Neighbour]
-    refinements: Any
+    refinements: Refinements | None
 
 
 def _target_eff(op_class: str, options: AnalyzeOptions) -> tuple[float, str]:
@@ -224,30 +238,31 @@ def _target_eff(op_class: str, options: AnalyzeOptions) -> tuple[float, str]:
     return float(module.TARGET_EFF), str(module.TARGET_EFF_WHY)
 
 
-def _base_entry(head: TopNEntry, regime: str, cls_op: str, sub: str | None) -> dict[str, Any]:
-    return {
-        "name": head.name,
-        "short_name": head.short_name,
-        "pct_gpu_time": head.pct_gpu_time,
-        "regime": regime,
-        "op_class": cls_op,
-        "op_subclass": sub,
-        "classification": head.classification,
-        "editable": head.editable,
-        "serving_weighted_pct": head.serving_weighted_pct,
-        "stage": "A",
-        "measurement_basis": "model",
-        "modeled": False,
-        "suspect": False,
-        "dispatch_bound": False,
-        "stage_c_candidate": False,
-        "bound_type": "unknown",
-        "headroom_class": "unknown",
-        "confidence": "low",
-        "byte_reduction_levers": [],
-        "assumptions": [],
-        "alternatives": [],
-    }
+def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None) -> Entry:
+    """The entry before any analysis: the Top-N row, its class, no verdict yet."""
+    return Entry(
+        name=head.name,
+        short_name=head.short_name,
+        pct_gpu_time=head.pct_gpu_time,
+        regime=regime,
+        op_class=op_class,
+        op_subclass=op_subclass,
+        classification=head.classification,
+        editable=head.editable,
+        serving_weighted_pct=head.serving_weighted_pct,
+        stage="A",
+        measurement_basis="model",
+        modeled=False,
+        suspect=False,
+        dispatch_bound=False,
+        stage_c_candidate=False,
+        bound_type="unknown",
+        headroom_class="unknown",
+        confidence="low",
+        byte_reduction_levers=[],
+        assumptions=[],
+        alternatives=[],
+    )
 
 
 def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> list[Alternative]:
@@ -266,15 +281,25 @@ def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> list[A
     return alts
 
 
+@dataclass
+class _CaseRow:
+    axis: RoofAxis
+    calls: float
+    t: float
+    bytes: float
+    flops: float
+    peak_flops: float | None
+
+
 def fold_cases(
     cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
     sh: _Shared,
-) -> tuple[OpEstimate, list[dict[str, Any]]]:
+) -> tuple[OpEstimate, list[AxisRow]]:
     """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
     axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
     module = MODELS[op_class]
     peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
-    rows: list[dict[str, Any]] = []
+    rows: list[_CaseRow] = []
     skipped: list[str] = []
     first: OpEstimate | None = None
     for case in cases:
@@ -299,73 +324,123 @@ def fold_cases(
         peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
         ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
         ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
-        axis = "compute" if ridge is not None and ai > ridge else "memory"
+        axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
         calls = case.count if case.count and case.count > 0 else 1.0
-        rows.append({"axis": axis, "calls": calls, "t": t_unit, "bytes": pick.bytes_est,
-                     "flops": pick.flops_est, "peak_flops": peak_flops})
+        rows.append(_CaseRow(axis=axis, calls=calls, t=t_unit, bytes=pick.bytes_est,
+                             flops=pick.flops_est, peak_flops=peak_flops))
     if first is None:
         why = skipped[0] if skipped else "no usable case"
         raise OpModelUnavailable(f"no captured case could be modelled ({why})")
-    total_w = sum(r["calls"] * r["t"] for r in rows) or 1.0
-    axes = []
-    for axis in ("memory", "compute"):
-        group = [r for r in rows if r["axis"] == axis]
+    total_w = sum(r.calls * r.t for r in rows) or 1.0
+    axes: list[AxisRow] = []
+    for axis_name in get_args(RoofAxis):
+        group = [r for r in rows if r.axis == axis_name]
         if not group:
             continue
-        calls = sum(r["calls"] for r in group)
-        w = sum(r["calls"] * r["t"] for r in group)
-        b = sum(r["calls"] * r["bytes"] for r in group)
-        f = sum(r["calls"] * r["flops"] for r in group)
-        pk = group[0]["peak_flops"]
-        pct = (b / (peak_bw * w)) if axis == "memory" else (f / (pk * w) if pk else None)
-        axes.append({"roof_axis": axis, "n_cases": len(group), "weight_share": w / total_w,
-                     "bytes_per_unit": b / calls, "flops_per_unit": f / calls,
-                     "t_unit_ms": 1000.0 * w / calls, "roofline_pct": pct})
-    dominant = max(axes, key=lambda a: a["weight_share"])
+        calls = sum(r.calls for r in group)
+        w = sum(r.calls * r.t for r in group)
+        b = sum(r.calls * r.bytes for r in group)
+        f = sum(r.calls * r.flops for r in group)
+        pk = group[0].peak_flops
+        pct = (b / (peak_bw * w)) if axis_name == "memory" else (f / (pk * w) if pk else None)
+        axes.append(AxisRow(roof_axis=axis_name, n_cases=len(group), weight_share=w / total_w,
+                            bytes_per_unit=b / calls, flops_per_unit=f / calls,
+                            t_unit_ms=1000.0 * w / calls, roofline_pct=pct))
+    dominant = max(axes, key=lambda a: a.weight_share)
     assumptions = [
         f"stage B: {len(rows)} captured case(s) folded, weighted by calls × latency per roof "
-        f"axis (never averaged across axes); headline = {dominant['roof_axis']} axis "
-        f"({dominant['weight_share']:.0%} of the weight)"
+        f"axis (never averaged across axes); headline = {dominant.roof_axis} axis "
+        f"({dominant.weight_share:.0%} of the weight)"
     ]
     if skipped:
         assumptions.append(f"{len(skipped)} case(s) not modelled: {skipped[0]}")
     assumptions += list(first.assumptions)
     return OpEstimate(
         model=f"{first.model} over captured shapes",
-        candidates=(Candidate("captured", dominant["bytes_per_unit"],
-                              dominant["flops_per_unit"]),),
+        candidates=(Candidate("captured", dominant.bytes_per_unit, dominant.flops_per_unit),),
         compute_dtype=first.compute_dtype,
         per=first.per,
         assumptions=tuple(assumptions),
     ), axes
 
 
+@dataclass
+class _Head:
+    """One head while it is analysed: the entry being filled, its notes and its refinement."""
+
+    row: TopNEntry
+    entry: Entry
+    notes: list[str]
+    refine: KernelRefinement | None
+
+
+@dataclass
+class _Modelled:
+    """The byte/FLOP model's answer for one head, over one logical unit."""
+
+    est: OpEstimate
+    n_launch: int
+    t_ms: float  # per launch
+    t_launch_s: float
+    t_unit_s: float
+
+
 def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
-    """Analyse one head; returns the entry and a degrade reason when it has no model (L2)."""
+    """Analyse one head; returns the entry and a degrade reason when it has no model (L2).
+
+    The steps, each filling part of the typed entry: time (:func:`_timing`), the byte/FLOP model
+    and its unit (:func:`_byte_flop_model`), the feasible candidate (:func:`_candidates`),
+    the measured refinement (:func:`_measured_refinement`), the roofline (:func:`_roofline`) and
+    the verdict — bands, speedup, gain, route, levers (:func:`_verdict`).
+    """
     regime, regime_why = pick_regime(head, sh.topn)
     cls = classify(head.name, head.classification, head.shapes)
-    data = _base_entry(head, regime, cls.op_class, cls.op_subclass)
-    notes: list[str] = [f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."]
-    notes += [f"Input: {n}." for n in head.input_notes]
-    t_ms, t_why = per_launch_time(head, regime)
-    lps = launches_per_step(head, regime, sh.topn)
-    data.update(t_ms=t_ms, launches_per_step=lps, t_ms_source=t_why)
-    if t_ms is not None and not t_why.startswith("base_latency"):
-        notes.append(f"Time: {t_why}.")
-    refine = None
-    if sh.refinements is not None:
-        refine = sh.refinements.for_kernel(head.name)
+    h = _Head(row=head, entry=_new_entry(head, regime, cls.op_class, cls.op_subclass),
+              notes=[f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."],
+              refine=sh.refinements.for_kernel(head.name) if sh.refinements is not None else None)
+    h.notes += [f"Input: {n}." for n in head.input_notes]
+    _timing(h, sh)
+    modelled = _byte_flop_model(h, cls, sh)
+    if isinstance(modelled, str):
+        h.entry.notes = " ".join(h.notes + [f"Not modelled: {modelled}."])
+        return _verdict(h.entry, head, sh, None, modelled), modelled
+    peak_bw = sh.peaks.hbm_bw_bytes_s
+    if not peak_bw:
+        _no_roof(h, modelled)
+        reason = "no peak bandwidth known for this device: no verdict"
+        h.notes.append(f"No verdict: {reason}.")
+        h.entry.notes = " ".join(h.notes)
+        return _verdict(h.entry, head, sh, reason, None), None
+    alts, peak_flops = _candidates(h, modelled, peak_bw, sh)
+    chosen = next(a for a in alts if a.chosen)
+    bytes_est, flops_est = _measured_refinement(h, modelled, chosen)
+    no_verdict = _roofline(h, modelled, bytes_est, flops_est, peak_bw, peak_flops, sh)
+    h.entry.notes = " ".join(h.notes)
+    return _verdict(h.entry, head, sh, no_verdict, None, chosen_label=chosen.label,
+                    alternatives=[(a.label, a.bytes_est) for a in alts], refine=h.refine), None
 
-    def degrade(reason: str) -> tuple[Entry, str]:
-        data["notes"] = " ".join(notes + [f"Not modelled: {reason}."])
-        return _finish(data, head, sh, None, reason), reason
 
+def _timing(h: _Head, sh: _Shared) -> None:
+    """Per-launch time in the entry's regime and launches per step (spec §3 step 2)."""
+    e = h.entry
+    regime = e.regime or "decode"
+    e.t_ms, e.t_ms_source = per_launch_time(h.row, regime)
+    e.launches_per_step = launches_per_step(h.row, regime, sh.topn)
+    if e.t_ms is not None and not e.t_ms_source.startswith("base_latency"):
+        h.notes.append(f"Time: {e.t_ms_source}.")
+
+
+def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | str:
+    """The op class's byte/FLOP model over one logical unit (spec §4), or why there is none."""
+    e, head = h.entry, h.row
     if cls.op_class == "comm":
-        return degrade(_COMM_REASON)
+        return _COMM_REASON
     if cls.op_class not in MODELS:
-        return degrade(f"no byte/FLOP model for this kernel ({cls.reason})")
-    if t_ms is None:
-        return degrade(t_why)
+        return f"no byte/FLOP model for this kernel ({cls.reason})"
+    if e.t_ms is None:
+        return e.t_ms_source
+    t_ms = e.t_ms
+    regime = e.regime or "decode"
     tokens, tokens_src = regime_tokens(head, regime, sh.topn, sh.workload)
     dtypes = [d for d in (canonical_dtype(x) for x in head.dtypes) if d]
     ctx = OpContext(
@@ -384,59 +459,62 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         dtype_bytes=dict(DTYPE_BYTES),
         l2_bytes=sh.peaks.l2_bytes,
     )
-    cases = []
-    if refine is not None:
-        ctx = refine.context(ctx)
-        cases = refine.regime_cases(regime)
-    peak_bw = sh.peaks.hbm_bw_bytes_s
-    axes: list[dict[str, Any]] = []
+    cases: list[Any] = []
+    if h.refine is not None:
+        ctx = h.refine.context(ctx)
+        cases = h.refine.regime_cases(regime)
+    axes: list[AxisRow] = []
     try:
-        if cases and peak_bw:
-            est, axes = fold_cases(cases, ctx, cls.op_class, lps, t_ms / 1000.0, sh)
+        if cases and sh.peaks.hbm_bw_bytes_s:
+            est, axes = fold_cases(cases, ctx, cls.op_class, e.launches_per_step, t_ms / 1000.0,
+                                   sh)
         else:
             est = MODELS[cls.op_class].estimate(ctx)
     except OpModelUnavailable as exc:
-        return degrade(str(exc))
-    n_launch, unit = logical_unit(est, cls.op_class, lps, sh.model)
-    target_eff, target_why = _target_eff(cls.op_class, sh.options)
-    data.update(
-        modeled=True,
-        model=est.model,
-        unit=unit,
-        launches_per_unit=n_launch,
-        compute_dtype=est.compute_dtype,
-        target_eff=target_eff,
-        target_eff_source=target_why,
-        assumptions=list(sh.dtype_notes) + list(est.assumptions),
-    )
+        return str(exc)
+    n_launch, unit = logical_unit(est, cls.op_class, e.launches_per_step, sh.model)
+    e.modeled = True
+    e.model = est.model
+    e.unit = unit
+    e.launches_per_unit = n_launch
+    e.compute_dtype = est.compute_dtype
+    e.target_eff, e.target_eff_source = _target_eff(cls.op_class, sh.options)
+    e.assumptions = list(sh.dtype_notes) + list(est.assumptions)
     if axes:
-        data["axes"] = axes
-    notes.append(f"Unit: {unit}.")
-    notes.append(f"Model: {est.model}.")
+        e.axes = axes
+    h.notes.append(f"Unit: {unit}.")
+    h.notes.append(f"Model: {est.model}.")
+    e.t_unit_ms = t_ms * n_launch
     t_launch_s = t_ms / 1000.0
-    t_unit_s = t_launch_s * n_launch
-    data["t_unit_ms"] = t_ms * n_launch
-    if not peak_bw:
-        c = est.candidates[0]
-        data.update(bytes_est=c.bytes, flops_est=c.flops,
-                    achieved_bw_bytes_s=c.bytes / t_unit_s, achieved_flops=c.flops / t_unit_s,
-                    arithmetic_intensity=c.flops / c.bytes if c.bytes > 0 else None)
-        reason = "no peak bandwidth known for this device: no verdict"
-        notes.append(f"No verdict: {reason}.")
-        data["notes"] = " ".join(notes)
-        return _finish(data, head, sh, reason, None), None
-    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, est.compute_dtype)
-    if flops_note:
-        data["assumptions"].append(flops_note)
-    data["peak_flops_dtype"] = flops_dtype
+    return _Modelled(est=est, n_launch=n_launch, t_ms=t_ms, t_launch_s=t_launch_s,
+                     t_unit_s=t_launch_s * n_launch)
 
-    # Feasibility rule (spec §4): the largest candidate that stays under peak bandwidth.
-    alts = choose_candidate(est, peak_bw, t_unit_s)
+
+def _no_roof(h: _Head, m: _Modelled) -> None:
+    """No peak bandwidth: the achieved rates of the first candidate, and no verdict."""
+    c = m.est.candidates[0]
+    e = h.entry
+    e.bytes_est, e.flops_est = c.bytes, c.flops
+    e.achieved_bw_bytes_s = c.bytes / m.t_unit_s
+    e.achieved_flops = c.flops / m.t_unit_s
+    e.arithmetic_intensity = c.flops / c.bytes if c.bytes > 0 else None
+
+
+def _candidates(
+    h: _Head, m: _Modelled, peak_bw: float, sh: _Shared
+) -> tuple[list[Alternative], float | None]:
+    """The compute peak for the model's dtype, and the feasibility rule over the candidates
+    (spec §4): the largest candidate that stays under peak bandwidth."""
+    e = h.entry
+    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, m.est.compute_dtype)
+    if flops_note:
+        e.assumptions.append(flops_note)
+    e.peak_flops_dtype = flops_dtype
+    alts = choose_candidate(m.est, peak_bw, m.t_unit_s)
     chosen = next(a for a in alts if a.chosen)
     feasible = any(a.feasible for a in alts)
-    bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
     if len(alts) > 1:
-        data["alternatives"] = [a.model_dump() for a in alts]
+        e.alternatives = alts
         desc = "; ".join(
             f"{a.label} {a.bytes_est / 1e6:.1f} MB → {a.roofline_pct_raw or 0:.2f} of roof"
             f"{' (infeasible)' if not a.feasible else ''}"
@@ -444,36 +522,51 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         )
         why = ("largest feasible candidate" if feasible
                else "every candidate is infeasible; the smallest is shown")
-        notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
-    measurement = refine.measurement if refine is not None else None
-    if refine is not None:
-        mx = refine.measured(n_launch, bytes_est)
-        notes.extend(mx.notes)
-        if mx.bytes_unit is not None:
-            data["bytes_model"] = bytes_est
-            bytes_est = mx.bytes_unit
-        if mx.flops_unit is not None:
-            data["flops_model"] = flops_est
-            flops_est = mx.flops_unit
-        data["measurement_basis"] = mx.basis
-        if any(n.startswith("Model disagreement") for n in mx.notes):
-            data["model_disagreement"] = True
+        h.notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
+    return alts, peak_flops
 
-    m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=t_unit_s,
-                          t_launch_s=t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
-    data.update(
-        bytes_est=m.bytes_est,
-        flops_est=m.flops_est,
-        achieved_bw_bytes_s=m.achieved_bw_bytes_s,
-        achieved_flops=m.achieved_flops,
-        hbm_util=_round_pct(m.hbm_util),
-        compute_util=_round_pct(m.compute_util),
-        arithmetic_intensity=m.arithmetic_intensity,
-        ridge_point=m.ridge_point,
-        roof_axis=m.roof_axis,
-        roofline_pct_raw=m.roofline_pct_raw,
-        bound_type=m.bound_type,
-    )
+
+def _measured_refinement(h: _Head, m: _Modelled, chosen: Alternative) -> tuple[float, float]:
+    """Stage C: measured bytes/FLOPs replace the model's (the model's kept beside them)."""
+    bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
+    if h.refine is None:
+        return bytes_est, flops_est
+    e = h.entry
+    mx = h.refine.measured(m.n_launch, bytes_est)
+    h.notes.extend(mx.notes)
+    if mx.bytes_unit is not None:
+        e.bytes_model = bytes_est
+        bytes_est = mx.bytes_unit
+    if mx.flops_unit is not None:
+        e.flops_model = flops_est
+        flops_est = mx.flops_unit
+    e.measurement_basis = mx.basis
+    if any(n.startswith("Model disagreement") for n in mx.notes):
+        e.model_disagreement = True
+    return bytes_est, flops_est
+
+
+def _roofline(
+    h: _Head, mo: _Modelled, bytes_est: float, flops_est: float, peak_bw: float,
+    peak_flops: float | None, sh: _Shared,
+) -> str | None:
+    """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks.
+    Returns why there is no verdict, or ``None``."""
+    e = h.entry
+    m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=mo.t_unit_s,
+                          t_launch_s=mo.t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
+    e.bytes_est = m.bytes_est
+    e.flops_est = m.flops_est
+    e.achieved_bw_bytes_s = m.achieved_bw_bytes_s
+    e.achieved_flops = m.achieved_flops
+    e.hbm_util = _round_pct(m.hbm_util)
+    e.compute_util = _round_pct(m.compute_util)
+    e.arithmetic_intensity = m.arithmetic_intensity
+    e.ridge_point = m.ridge_point
+    e.roof_axis = m.roof_axis
+    e.roofline_pct_raw = m.roofline_pct_raw
+    e.bound_type = m.bound_type
+    measurement = h.refine.measurement if h.refine is not None else None
     if measurement is not None and measurement.roofline_pct is not None and (
         measurement.bytes_per_dispatch is None
     ):
@@ -483,46 +576,45 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
             m, roofline_pct_raw=raw, suspect=not (M.SANE_LOW <= raw <= M.SANE_HIGH),
             suspect_reason=None if M.SANE_LOW <= raw <= M.SANE_HIGH
             else f"measured roofline {raw:.3f} outside (0, 1]",
-            bound_type=measurement.bound_type or m.bound_type, dispatch_bound=False)
-        data.update(roofline_pct_raw=raw, bound_type=m.bound_type, measurement_basis="counters")
-        notes.append(f"Stage C: roofline {raw:.2f} measured by rocprof-compute (roofline-v1).")
+            bound_type=measurement.bound_type if is_bound_type(measurement.bound_type)
+            else m.bound_type, dispatch_bound=False)
+        e.roofline_pct_raw = raw
+        e.bound_type = m.bound_type
+        e.measurement_basis = "counters"
+        h.notes.append(f"Stage C: roofline {raw:.2f} measured by rocprof-compute (roofline-v1).")
     no_verdict: str | None = None
     if m.suspect:
-        data.update(
-            suspect=True,
-            roofline_pct=min(max(m.roofline_pct_raw, 0.0), 1.0),
-            bytes_upper_bound=m.bytes_upper_bound,
-            stage_c_candidate=True,
-        )
+        e.suspect = True
+        e.roofline_pct = min(max(m.roofline_pct_raw, 0.0), 1.0)
+        e.bytes_upper_bound = m.bytes_upper_bound
+        e.stage_c_candidate = True
         no_verdict = f"suspect (L3): {m.suspect_reason}"
-        notes.append(
+        h.notes.append(
             f"Suspect (L3): {m.suspect_reason}. Bytes upper bound at peak = "
             f"{m.bytes_upper_bound / 1e6:.1f} MB per unit; a stage-C counter measurement would "
             "settle it."
         )
     else:
-        data["roofline_pct"] = _round_pct(m.roofline_pct_raw)
+        e.roofline_pct = _round_pct(m.roofline_pct_raw)
         if m.dispatch_bound:
-            data["dispatch_bound"] = True
+            e.dispatch_bound = True
             no_verdict = (
-                f"dispatch-bound: {t_ms * 1000:.1f} µs per launch is within "
+                f"dispatch-bound: {mo.t_ms * 1000:.1f} µs per launch is within "
                 f"{M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch overhead"
             )
-            notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
+            h.notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
         elif m.roof_axis == "compute" and not sh.peaks.compute_validated:
             no_verdict = "compute-axis peak unvalidated (bf16 ≠ fp16 in the peak table)"
-            notes.append(f"No verdict: {no_verdict}.")
+            h.notes.append(f"No verdict: {no_verdict}.")
         elif sh.peaks.source == "none":
             no_verdict = "no peak table entry"
     if m.compute_util is not None and not sh.peaks.compute_validated:
-        notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
-    data["notes"] = " ".join(notes)
-    return _finish(data, head, sh, no_verdict, None, chosen_label=chosen.label,
-                   alternatives=[(a.label, a.bytes_est) for a in alts], refine=refine), None
+        h.notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
+    return no_verdict
 
 
-def _finish(
-    data: dict[str, Any],
+def _verdict(
+    e: Entry,
     head: TopNEntry,
     sh: _Shared,
     no_verdict: str | None,
@@ -530,58 +622,56 @@ def _finish(
     *,
     chosen_label: str | None = None,
     alternatives: list[tuple[str, float]] | None = None,
-    refine: Any = None,
+    refine: KernelRefinement | None = None,
 ) -> Entry:
-    """Bands, confidence, route and levers — the parts every outcome shares."""
-    stage = refine.stage if refine is not None else "A"
-    data["stage"] = stage
+    """Bands, speedup, gain, confidence, route and levers — the parts every outcome shares."""
+    e.stage = refine.stage if refine is not None else "A"
     if sh.peaks.confidence == "low":
-        confidence = "low"
+        confidence: Confidence = "low"
     elif refine is not None:
-        confidence = refine.confidence(data.get("roof_axis"))
+        confidence = refine.confidence(e.roof_axis)
     else:
         confidence = "low"
-    data["confidence"] = confidence
-    data["advisory"] = confidence == "low"
+    e.confidence = confidence
+    e.advisory = confidence == "low"
     if degrade_reason is not None:
         no_verdict = f"not modelled: {degrade_reason}"
-    pct = data.get("roofline_pct")
-    target = data.get("target_eff")
+    pct = e.roofline_pct
+    target = e.target_eff
     if no_verdict is None and pct is not None and target:
-        band = M.headroom_band(pct, target)
         speedup = M.attainable_speedup(target, pct)
         gain = M.expected_e2e_gain_pct(head.pct_gpu_time, speedup)
-        data.update(
-            headroom_class=band,
-            attainable_speedup=round(speedup, 4),
-            attainable_speedup_basis="target_eff/roofline_pct",
-            expected_e2e_gain_pct=round(gain, 4),
-        )
+        e.headroom_class = M.headroom_band(pct, target)
+        e.attainable_speedup = round(speedup, 4)
+        e.attainable_speedup_basis = "target_eff/roofline_pct"
+        e.expected_e2e_gain_pct = round(gain, 4)
     else:
-        data.update(headroom_class="unknown", attainable_speedup=None, expected_e2e_gain_pct=None)
+        e.headroom_class = "unknown"
+        e.attainable_speedup = None
+        e.expected_e2e_gain_pct = None
         if no_verdict:
-            data["no_verdict_reason"] = no_verdict
+            e.no_verdict_reason = no_verdict
     decision = route_entry(
         editable=head.editable,
-        headroom_class=data["headroom_class"],
-        bound_type=data["bound_type"],
+        headroom_class=e.headroom_class,
+        bound_type=e.bound_type,
         confidence=confidence,
-        expected_gain_pct=data.get("expected_e2e_gain_pct"),
+        expected_gain_pct=e.expected_e2e_gain_pct,
         no_verdict_reason=no_verdict,
     )
-    data["route"], data["route_reason"] = decision.route, decision.reason
-    if data["headroom_class"] == "saturated":
-        data["byte_reduction_levers"] = byte_reduction_levers(
+    e.route, e.route_reason = decision.route, decision.reason
+    if e.headroom_class == "saturated":
+        e.byte_reduction_levers = byte_reduction_levers(
             short_name=head.short_name,
-            op_class=data["op_class"],
-            bound_type=data["bound_type"],
+            op_class=e.op_class,
+            bound_type=e.bound_type,
             weight_dtype=sh.weight_dtype,
             kv_dtype=sh.kv_dtype,
             alternatives=alternatives or [],
             chosen_label=chosen_label,
             neighbours=sh.neighbours,
         )
-    return Entry(**data)
+    return e
 
 
 # --------------------------------------------------------------------------- the procedure
@@ -661,16 +751,17 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         except Exception as exc:  # L5: never let one entry fail the run
             msg = f"{printable(head.short_name, limit=60)}: {type(exc).__name__}: {exc}"
             errors.append(msg)
-            data = _base_entry(head, "decode", "unknown", None)
-            data["notes"] = f"Internal error while analysing this entry: {msg}"
-            data.update(route="pct_order", route_reason="analysis failed; pct_gpu_time order")
-            entry, reason = Entry(**data), f"analysis failed: {type(exc).__name__}"
+            entry = _new_entry(head, "decode", "unknown", None)
+            entry.notes = f"Internal error while analysing this entry: {msg}"
+            entry.route, entry.route_reason = "pct_order", "analysis failed; pct_gpu_time order"
+            reason = f"analysis failed: {type(exc).__name__}"
         entries.append(entry)
         if reason is not None:
             degraded.append(Degraded(name=entry.short_name, reason=reason))
     by_pct, by_gain = rank_entries(entries)
     # the artifact's stage is the highest any head reached; each entry keeps its own
-    stage = max(((e.model_extra or {}).get("stage", "A") for e in entries), default="A")
+    stages: list[Stage] = [e.stage or "A" for e in entries]
+    stage: Stage = max(stages, default="A")
     peaks_info = PeaksInfo(
         hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
         flops=dict(sorted(peaks.flops.items())),
@@ -681,7 +772,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         citation=peaks.citation,
         compute_validated=peaks.compute_validated,
     )
-    wl_dump = {k: v for k, v in workload.model_dump().items() if v is not None}
+    wl_known = WorkloadInfo(**{k: v for k, v in workload.model_dump().items() if v is not None})
     artifact = Artifact(
         skill="roofline",
         skill_version=SKILL_VERSION,
@@ -689,7 +780,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         peaks=peaks_info,
         stage=stage,
         round=inputs.round_name,
-        workload=wl_dump,
+        workload=wl_known,
         head_threshold_pct=options.head_threshold_pct,
         max_heads=options.max_heads,
         head_selection=(
@@ -700,7 +791,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         total_gpu_time_ms=topn.total_gpu_time_ms,
         decode_steps_in_window=(topn.serving.n_decode_steps if topn.serving else None),
         target_eff_source=options.target_eff_source or "spec §7 priors",
-        inputs=dict(sorted(inputs.inputs_used.items())),
+        inputs=InputsUsed.model_validate(inputs.inputs_used),
         entries=entries,
         ranking_by_pct=by_pct,
         ranking_by_expected_gain=by_gain,

@@ -1,20 +1,45 @@
-"""The output artifact ``profile_roofline.json`` (spec §2 field names, plus upstream extras).
+"""The output artifact ``profile_roofline.json`` (spec §2 field names, plus the extras we write).
 
-Both models allow extra fields, so real upstream artifacts load and round-trip with every field
-they carry. Numbers are SI: bytes, FLOPs, seconds-derived rates (B/s, FLOP/s); ``t_ms`` keeps the
-spec's millisecond unit because that is its name.
+Every field the engine writes is declared here, with ``Literal`` types for the spec's closed sets.
+Models keep ``extra="allow"`` only so that unknown keys of real upstream artifacts load and
+round-trip unchanged.
+
+Two kinds of field:
+
+* the spec's fields (spec §2) are always written, with their default when a file lacks them;
+* every other field is declared with :func:`when_set` and is written only when the engine (or the
+  file that was loaded) set it — set to ``None`` it is written as ``null``, never set it is
+  absent. That keeps our artifacts free of keys that do not apply (no ``bytes_upper_bound`` on a
+  sane entry, no ``movement`` on a lone round) and upstream artifacts unchanged on round-trip.
+
+Numbers are SI: bytes, FLOPs, B/s, FLOP/s; ``t_ms`` keeps the spec's millisecond unit because
+that is its name.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeGuard, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-BOUND_TYPES = ("memory", "compute", "latency", "unknown")
-HEADROOM_CLASSES = ("underperforming", "moderate", "saturated", "unknown")
-ROUTES = (
+# ---------------------------------------------------------------- the spec's closed sets
+
+BoundType = Literal["memory", "compute", "latency", "unknown"]
+HeadroomClass = Literal["underperforming", "moderate", "saturated", "unknown"]
+Stage = Literal["A", "B", "C"]
+Confidence = Literal["low", "medium", "high"]
+Regime = Literal["decode", "prefill"]
+RoofAxis = Literal["memory", "compute"]
+Route = Literal[
     "kernel_tuning",
     "kernel_occupancy",
     "byte_reduction",
@@ -22,18 +47,88 @@ ROUTES = (
     "host_side",
     "low_priority",
     "pct_order",
-)
+]
+# counters: both axes measured (or the roofline itself); mixed: one axis measured; model: none
+MeasurementBasis = Literal["model", "mixed", "counters"]
+PeaksSource = Literal["table", "derived", "none"]
+# One predicted-vs-actual pair (spec §8.3-§8.4)
+IsolatedVerdict = Literal[
+    "noise", "regression", "contradiction", "at_ceiling", "under_ceiling", "unpredicted"
+]
+E2EVerdict = Literal["noise", "gain", "loss", "unknown"]
+
+# A number kept as the file wrote it (an upstream ``4194304`` stays an int on round-trip).
+Number = int | float
+
+BOUND_TYPES: tuple[str, ...] = get_args(BoundType)
+HEADROOM_CLASSES: tuple[str, ...] = get_args(HeadroomClass)
+
+
+
+def is_bound_type(value: object) -> TypeGuard[BoundType]:
+    """A value read from a file that is one of the spec's bound types."""
+    return isinstance(value, str) and value in BOUND_TYPES
+
+
 DOCTRINE = (
     "roofline_pct measures how well a kernel executes its current algorithm's byte/FLOP budget, "
     "not whether that budget is necessary: a saturated head is done with tuning, not with "
     "optimization. Advisory only; pct_gpu_time stays the primary key and the measurement decides."
 )
 
+_WHEN_SET = "written only when it applies"
 
-class Alternative(BaseModel):
-    """A byte/FLOP candidate the feasibility rule considered (spec §4)."""
+
+def when_set(default: Any = None, *, factory: Any = None, description: str | None = None,
+             alias: str | None = None) -> Any:
+    """A field written to JSON only when set (explicitly, or present in the loaded file)."""
+    extra: dict[str, Any] = {"x-written": _WHEN_SET}
+    if factory is not None:
+        return Field(default_factory=factory, description=description, alias=alias,
+                     json_schema_extra=extra)
+    return Field(default=default, description=description, alias=alias, json_schema_extra=extra)
+
+
+def when_set_list(description: str | None = None) -> Any:
+    return when_set(factory=list, description=description)
+
+
+class Record(BaseModel):
+    """Base of every artifact model: unknown keys kept, :func:`when_set` fields omitted unset."""
 
     model_config = ConfigDict(extra="allow")
+
+    _conditional: ClassVar[dict[type, dict[str, str]]] = {}
+
+    @classmethod
+    def conditional_fields(cls) -> dict[str, str]:
+        """Field name → JSON key of every :func:`when_set` field."""
+        found = Record._conditional.get(cls)
+        if found is None:
+            found = {
+                name: f.alias or name for name, f in cls.model_fields.items()
+                if isinstance(f.json_schema_extra, dict)
+                and f.json_schema_extra.get("x-written") == _WHEN_SET
+            }
+            Record._conditional[cls] = found
+        return found
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name, key in self.conditional_fields().items():
+            if name not in self.model_fields_set:
+                data.pop(key if info.by_alias else name, None)
+        return data
+
+
+# ---------------------------------------------------------------- per entry
+
+
+class Alternative(Record):
+    """A byte/FLOP candidate the feasibility rule considered (spec §4)."""
 
     label: str
     bytes_est: float
@@ -44,13 +139,26 @@ class Alternative(BaseModel):
     note: str = ""
 
 
-class Entry(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class AxisRow(Record):
+    """Stage B: the captured cases on one roof axis, folded (weighted by calls × latency)."""
 
+    roof_axis: RoofAxis
+    n_cases: int
+    weight_share: float  # of calls × latency over all cases
+    bytes_per_unit: float
+    flops_per_unit: float
+    t_unit_ms: float
+    roofline_pct: float | None = None
+
+
+class Entry(Record):
+    """One head kernel (spec §2 ``entries[]``)."""
+
+    # -- the spec's fields (always written)
     name: str
     short_name: str
     pct_gpu_time: float | None = None
-    regime: str | None = None
+    regime: Regime | None = None
     op_class: str = "unknown"
     modeled: bool = False
     t_ms: float | None = None
@@ -63,51 +171,262 @@ class Entry(BaseModel):
     compute_util: float | None = None
     arithmetic_intensity: float | None = None
     ridge_point: float | None = None
-    bound_type: str = "unknown"
+    bound_type: BoundType = "unknown"
     roofline_pct: float | None = None
     target_eff: float | None = None
     attainable_speedup: float | None = None
     expected_e2e_gain_pct: float | None = None
-    headroom_class: str = "unknown"
-    confidence: str = "low"
+    headroom_class: HeadroomClass = "unknown"
+    confidence: Confidence = "low"
     suspect: bool = False
     byte_reduction_levers: list[str] = Field(default_factory=list)
     notes: str = ""
+
+    # -- the Top-N row and classification
+    op_subclass: str | None = when_set()
+    classification: str | None = when_set()
+    editable: bool | None = when_set()
+    serving_weighted_pct: Number | None = when_set()
+    stage: Stage | None = when_set()
+    t_ms_source: str = when_set("", description="where t_ms came from")
+    # -- the byte/FLOP model
+    model: str = when_set("", description="the op model's name")
+    unit: str = when_set("", description="what one modelled unit is (launches it spans)")
+    launches_per_unit: int | None = when_set()
+    t_unit_ms: Number | None = when_set()
+    compute_dtype: str | None = when_set()
+    peak_flops_dtype: str | None = when_set()
+    target_eff_source: str = when_set("")
+    assumptions: list[str] = when_set_list()
+    alternatives: list[Alternative] = when_set_list()
+    axes: list[AxisRow] = when_set_list("stage B: one row per roof axis")
+    # -- measured refinement (stage C)
+    measurement_basis: MeasurementBasis = when_set("model")
+    bytes_model: Number | None = when_set(description="modelled bytes replaced by a measurement")
+    flops_model: Number | None = when_set(description="modelled FLOPs replaced by a measurement")
+    model_disagreement: bool = when_set(False)
+    # -- verdict
+    roof_axis: RoofAxis | None = when_set()
+    roofline_pct_raw: Number | None = when_set()
+    bytes_upper_bound: Number | None = when_set()
+    dispatch_bound: bool = when_set(False)
+    stage_c_candidate: bool = when_set(False)
+    advisory: bool = when_set(False)
+    attainable_speedup_basis: str | None = when_set()
+    no_verdict_reason: str | None = when_set()
+    route: Route | None = when_set()
+    route_reason: str | None = when_set()
+    # -- round over round (spec §8.3-§8.4), set when sibling rounds were compared
+    baseline_round: str | int | None = when_set()
+    t_ms_baseline: Number | None = when_set()
+    delta_t_pct_vs_baseline: Number | None = when_set()
+    t_ms_round0: Number | None = when_set()
+    delta_t_pct_vs_round0: Number | None = when_set()
+    pct_gpu_time_round0: Number | None = when_set()
+    delta_pct_gpu_time_pts_vs_round0: Number | None = when_set()
+    prev_round: str | int | None = when_set()
+    t_ms_prev: Number | None = when_set()
+    delta_t_pct_vs_prev: Number | None = when_set()
+    pct_gpu_time_prev: Number | None = when_set()
+    delta_pct_gpu_time_pts_vs_prev: Number | None = when_set()
+    regime_changed_from: str | None = when_set()
+    new_in_round: bool = when_set(False)
+    measured_speedup_vs_prev: Number | None = when_set()
+    predicted_speedup_prev: Number | None = when_set()
+    predicted_e2e_gain_pct_prev: Number | None = when_set()
+    isolated_verdict: IsolatedVerdict | None = when_set()
+    contradiction: bool = when_set(False)
+    contradiction_detail: str | None = when_set()
 
     @property
     def has_verdict(self) -> bool:
         return self.headroom_class in ("underperforming", "moderate", "saturated")
 
 
-class PeaksInfo(BaseModel):
-    model_config = ConfigDict(extra="allow")
+# ---------------------------------------------------------------- artifact level
 
+
+class PeaksInfo(Record):
     hbm_bw_bytes_s: float | None = None
     flops: dict[str, float] = Field(default_factory=dict)
-    source: str = "none"
-    confidence: str = "low"
+    source: PeaksSource = "none"
+    confidence: Confidence = "low"
+    l2_bytes: Number | None = when_set()
+    product: str | None = when_set()
+    citation: str | None = when_set()
+    compute_validated: bool = when_set(True)
 
 
-class Degraded(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class Degraded(Record):
     name: str
     reason: str
 
 
-class Artifact(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class WorkloadInfo(Record):
+    """The serving workload the round ran (only the keys known are written)."""
 
+    isl: int | None = when_set()
+    osl: int | None = when_set()
+    conc: int | None = when_set()
+    tp: int | None = when_set()
+
+
+class InputsUsed(Record):
+    """Which file filled each role (file names, or a count for stage B/C)."""
+
+    topn: str | None = when_set()
+    env_report: str | None = when_set()
+    model_config_file: str | None = when_set(description="the model's config.json",
+                                             alias="model_config")
+    peaks: str | None = when_set()
+    shapes: str | None = when_set()
+    counters: str | None = when_set()
+
+    # ``model_config`` is pydantic's own name: the JSON key is read and written by alias
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+
+
+class PredictedVsActual(Record):
+    """A kernel whose per-launch time moved between two rounds, against what was predicted."""
+
+    pair_id: str
+    name: str
+    short_name: str
+    regime: str
+    op_class: str | None = None
+    round_before: str | int
+    round_after: str | int
+    t_ms_before: float
+    t_ms_after: float
+    measured_speedup: float  # t_before / t_after, same regime
+    isolated_noise: bool
+    predicted_speedup: float | None = None  # earlier round's attainable_speedup
+    predicted_e2e_gain_pct: float | None = None
+    headroom_class_before: str | None = None
+    target_eff_before: float | None = None
+    roofline_pct_before: float | None = None
+    roofline_pct_after: float | None = None  # achieved fraction of roof after the change
+    roofline_pct_after_basis: str | None = None
+    e2e_delta_pct: float | None = None
+    e2e_basis: str | None = None
+    e2e_noise: bool | None = None
+    e2e_verdict: E2EVerdict = "unknown"
+    kernels_moved_in_pair: int = 1  # beyond the isolated band; the e2e delta is shared by them
+    contradiction: bool = False
+    contradiction_detail: str | None = None
+    verdict: IsolatedVerdict = "unpredicted"
+    verdict_text: str = ""
+
+
+class RoundContext(Record):
+    """``round_history``: this round's place among its sibling rounds and the step into it."""
+
+    baseline_round: str | int | None = None
+    baseline_is_round0: bool = False
+    rounds: list[str | int] = Field(default_factory=list)
+    prev_round: str | int | None = when_set()
+    comparable_with_prev: bool | None = when_set()
+    comparable_with_baseline: bool | None = when_set()
+    not_compared_reason: str | None = when_set()
+    e2e_delta_pct: float | None = when_set()
+    e2e_basis: str | None = when_set()
+    e2e_noise: bool | None = when_set()
+    expected_e2e_gain_pct_sum: float | None = when_set()
+    appeared: list[str] = when_set_list()
+    vanished: list[str] = when_set_list()
+    regime_changed: list[str] = when_set_list()
+    heads_entered: list[str] = when_set_list()
+    heads_left: list[str] = when_set_list()
+    contradictions: list[str] = when_set_list()
+    predicted_vs_actual: list[PredictedVsActual] = when_set_list()
+    rounds_considered: str | None = when_set(
+        description="when older rounds were left out of the comparison, which and why")
+
+
+class MovementE2E(Record):
+    """The measured end-to-end change from the previous round (positive = faster)."""
+
+    basis: str
+    before: float
+    after: float
+    delta_pct: float
+    noise: bool
+    expected_e2e_gain_pct_sum: float | None = None  # over kernels that moved beyond the band
+
+
+class MovementRow(Record):
+    """One kernel in the movement table: its per-launch time and share against earlier rounds."""
+
+    short_name: str
+    regime: str
+    t_ms: float | None = None
+    delta_t_pct_vs_prev: float | None = None
+    delta_t_pct_vs_baseline: float | None = None
+    pct_gpu_time_prev: float | None = None
+    pct_gpu_time: float | None = None
+    measured_speedup: float | None = None
+    predicted_speedup: float | None = None
+    verdict: IsolatedVerdict | Literal["unchanged"] = "unchanged"
+
+
+class RoundMovement(Record):
+    """``movement``: the round-over-round section, as data (``markdown.py`` renders it).
+
+    For the baseline round only ``round``, ``later_rounds`` and ``baseline_is_round0`` are set.
+    """
+
+    round: str | int
+    baseline_round: str | int | None = None
+    baseline_is_round0: bool = True
+    later_rounds: list[str | int] = when_set_list()
+    prev_round: str | int | None = when_set()
+    isolated_noise_band: float | None = when_set(description="fraction, spec §8.3")
+    e2e_noise_band_pct: float | None = when_set(description="percent, spec §8.3")
+    not_compared_with_baseline: str | None = when_set()
+    not_compared_with_prev: str | None = when_set()
+    e2e: MovementE2E | None = when_set()
+    kernels: list[MovementRow] = when_set_list()
+
+
+class Artifact(Record):
+    # -- the spec's fields (always written)
     skill: str = "roofline"
     skill_version: str = "1"
     gfx: str | None = None
     peaks: PeaksInfo = Field(default_factory=PeaksInfo)
-    stage: str = "A"
+    stage: Stage = "A"
     entries: list[Entry] = Field(default_factory=list)
     ranking_by_pct: list[str] = Field(default_factory=list)
     ranking_by_expected_gain: list[str] = Field(default_factory=list)
     degraded: list[Degraded] = Field(default_factory=list)
-    skill_errors: list[Any] = Field(default_factory=list)
+    skill_errors: list[str | dict[str, Any]] = Field(default_factory=list)
+
+    # -- the run
+    round: str | int | None = when_set()
+    workload: WorkloadInfo = when_set(factory=WorkloadInfo)
+    head_threshold_pct: Number | None = when_set()
+    max_heads: int | None = when_set()
+    head_selection: str | None = when_set()
+    total_gpu_time_ms: Number | None = when_set()
+    decode_steps_in_window: Number | None = when_set()
+    target_eff_source: str | None = when_set()
+    inputs: InputsUsed = when_set(factory=InputsUsed)
+    doctrine_note: str | None = when_set()
+    # -- round over round
+    movement: RoundMovement | None = when_set()
+    round_history: RoundContext | None = when_set()
+    # -- files written beside the artifact by ``analyze --plot/--png``
+    plot_file: str | None = when_set()
+    plot_png: str | None = when_set()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_movement(cls, data: Any) -> Any:
+        """Artifacts written before ``movement`` was data held it as markdown lines: they load,
+        without the section (it is rebuilt when the round is analysed again)."""
+        if isinstance(data, dict) and isinstance(data.get("movement"), list):
+            data = {k: v for k, v in data.items() if k != "movement"}
+        return data
 
     def entry(self, short_name: str) -> Entry | None:
         """The entry with this short name (rankings refer to entries by short name)."""
@@ -115,9 +434,6 @@ class Artifact(BaseModel):
 
     def entries_by_short_name(self) -> dict[str, Entry]:
         return {e.short_name: e for e in self.entries}
-
-
-Stage = Literal["A", "B", "C"]
 
 
 def _round_floats(value: Any) -> Any:
@@ -164,8 +480,8 @@ def artifact_to_json(artifact: Artifact) -> str:
     bad: list[str] = []
     # the python-mode dump shows every non-finite float (the json-mode one silently turns
     # those in untyped extras into None), the json-mode one is what is written
-    _non_finite(artifact.model_dump(mode="python", exclude_none=False), "", bad)
-    data = _round_floats(artifact.model_dump(mode="json", exclude_none=False))
+    _non_finite(artifact.model_dump(mode="python", by_alias=True), "", bad)
+    data = _round_floats(artifact.model_dump(mode="json", by_alias=True))
     if bad:
         names = [e.short_name for e in artifact.entries]
         shown = [_entry_path(p, names) for p in bad[:6]]
@@ -190,4 +506,4 @@ def _entry_path(path: str, names: list[str]) -> str:
 
 
 def artifact_json_schema() -> dict[str, Any]:
-    return Artifact.model_json_schema()
+    return Artifact.model_json_schema(by_alias=True)

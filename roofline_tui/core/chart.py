@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.coerce import number
+from roofline_tui.core.units import rate
 
 # Colour per headroom class (hex, usable by matplotlib and plotext alike).
 HEADROOM_COLOURS: dict[str, str] = {
@@ -188,28 +190,11 @@ def decade_label(decade: int, unit: str = "") -> str:
     return f"{mant:g}{prefix}{unit}"
 
 
-def human(value: float | None, unit: str = "", digits: int = 3) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    if value == 0:
-        return f"0 {unit}".strip()
-    exp = 3 * math.floor(math.log10(abs(value)) / 3)
-    exp = max(min(exp, 18), -3 if not unit else 0)
-    prefix = _PREFIXES.get(exp, "")
-    return f"{value / 10 ** exp:.{digits}g} {prefix}{unit}".strip()
-
-
 # --------------------------------------------------------------------------------------------
 # geometry
 
 def _finite_pos(v: float | None) -> float | None:
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) and f > 0 else None
+    return number(v, positive=True, text=False)
 
 
 def _attainable(bw: float | None, peak: float | None, ai: float) -> float | None:
@@ -218,8 +203,7 @@ def _attainable(bw: float | None, peak: float | None, ai: float) -> float | None
 
 
 def _entry_dtype(e: Entry) -> str | None:
-    extra = e.model_extra or {}
-    return extra.get("peak_flops_dtype") or extra.get("compute_dtype")
+    return e.peak_flops_dtype or e.compute_dtype
 
 
 def _size(pct: float | None) -> tuple[float, int]:
@@ -307,7 +291,7 @@ def build_chart(artifact: Artifact) -> ChartModel:
     notes: list[str] = []
     if bw is None:
         notes.append("no peak HBM bandwidth for this device: no memory roof")
-    if (a.peaks.model_extra or {}).get("compute_validated") is False and peaks_all:
+    if a.peaks.compute_validated is False and peaks_all:
         notes.append("compute peaks unvalidated (bf16 ≠ fp16 in the peak table): "
                      "compute roofs are indicative only")
 
@@ -335,8 +319,7 @@ def build_chart(artifact: Artifact) -> ChartModel:
         peak = peaks_all.get(dtype) if dtype else None
         roof_y = _attainable(bw, peak, ai)
         target = _finite_pos(e.target_eff)
-        extra = e.model_extra or {}
-        raw = _finite_pos(extra.get("roofline_pct_raw"))
+        raw = _finite_pos(e.roofline_pct_raw)
         cls = e.headroom_class if e.headroom_class in HEADROOM_COLOURS else "unknown"
         size, band = _size(e.pct_gpu_time)
         points.append(ChartPoint(
@@ -380,32 +363,31 @@ def build_chart(artifact: Artifact) -> ChartModel:
         x_end = top / bw if top else xa.max
         rx, ry = _clip_roof(bw, None, 1.0, xa.min, x_end, xa, ya)
         if rx:
-            roofs.append(Roof(kind="memory", label=f"HBM {human(bw, 'B/s')}", xs=rx, ys=ry,
+            roofs.append(Roof(kind="memory", label=f"HBM {rate(bw, 'B/s')}", xs=rx, ys=ry,
                               value=bw))
     for d in in_play:
         start = peaks[d] / bw if bw else xa.min
         rx, ry = _clip_roof(None, peaks[d], 1.0, start, xa.max, xa, ya)
         if rx:
             roofs.append(Roof(kind="compute", dtype=d, value=peaks[d], xs=rx, ys=ry,
-                              label=f"{d} {human(peaks[d], 'FLOP/s')}"))
+                              label=f"{d} {rate(peaks[d], 'FLOP/s')}"))
     groups: dict[tuple[float, str | None], list[str]] = {}
     for p in points:
         if p.target_eff and p.roof_y is not None:
             groups.setdefault((p.target_eff, p.dtype if p.dtype in peaks else None),
                               []).append(p.short_name)
-    for (eff, d), names in sorted(groups.items(), key=lambda kv: (-kv[0][0], kv[0][1] or "")):
-        peak = peaks.get(d) if d else None
+    for (eff, dt), names in sorted(groups.items(), key=lambda kv: (-kv[0][0], kv[0][1] or "")):
+        peak = peaks.get(dt) if dt else None
         rx, ry = _clip_roof(bw, peak, eff, xa.min, xa.max, xa, ya)
         if rx:
             ranks = ", ".join(f"#{p.rank}" for p in points if p.short_name in names)
             roofs.append(Roof(
-                kind="target", dtype=d, value=(peak or 0.0) * eff, scale=eff, dashed=True,
+                kind="target", dtype=dt, value=(peak or 0.0) * eff, scale=eff, dashed=True,
                 xs=rx, ys=ry, applies_to=tuple(names), colour=TARGET_COLOUR,
-                label=f"target {eff:.0%}{' ' + d if d else ''} ({ranks})",
+                label=f"target {eff:.0%}{' ' + dt if dt else ''} ({ranks})",
             ))
 
-    extra = a.model_extra or {}
-    rnd = extra.get("round")
+    rnd = a.round
     title = "Roofline" + (f" — round {rnd}" if rnd is not None else "")
     title += f" ({a.gfx or 'unknown arch'}, stage {a.stage})"
     return ChartModel(

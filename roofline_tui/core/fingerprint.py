@@ -30,11 +30,12 @@ from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from roofline_tui.core.rounds.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
+
 SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
 WALK_MAX_ENTRIES = 4096         # files and directories looked at per walked tree
 WALK_MAX_DEPTH = 6
-PARENT_LEVELS = 3               # how far up discovery looks for env_report.json (core.round)
-DISCOVERED_NAMES = ("env_report.json", "config.json")
+DISCOVERED_NAMES = (ENV_NAME, CONFIG_NAME)
 
 Fingerprint = tuple[Hashable, ...]
 

@@ -151,9 +151,6 @@ class Workload(BaseModel):
     conc: int | None = None
     tp: int | None = None
 
-    def is_empty(self) -> bool:
-        return all(v is None for v in (self.isl, self.osl, self.conc, self.tp))
-
 
 class EnvReport(BaseModel):
     model_config = ConfigDict(extra="allow")

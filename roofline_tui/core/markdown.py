@@ -2,99 +2,133 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry
+from roofline_tui.core import units
+from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry, RoundContext, RoundMovement
 from roofline_tui.core.textsafe import md_cell
 
 
-def fmt_bytes(b: float | None) -> str:
-    if b is None:
-        return "–"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(b) >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def fmt_rate(x: float | None, unit: str) -> str:
-    if x is None:
-        return "–"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
-
-
-def fmt_time_ms(t: float | None, digits: int = 1) -> str:
-    """A time given in ms, shown in µs below 1 ms."""
-    if t is None:
-        return "–"
-    return f"{t * 1000:.{digits}f} µs" if t < 1 else f"{t:.3f} ms"
-
-
-def fmt_pct(x: float | None, digits: int = 0) -> str:
-    return "–" if x is None else f"{x * 100:.{digits}f}%"
-
-
-def fmt_num(x: float | None, digits: int = 2, suffix: str = "") -> str:
-    return "–" if x is None else f"{x:.{digits}f}{suffix}"
-
-
 def flags_of(e: Entry) -> list[str]:
-    extra: dict[str, Any] = e.model_extra or {}
     flags = []
     if e.suspect:
         flags.append("suspect")
-    if extra.get("dispatch_bound"):
+    if e.dispatch_bound:
         flags.append("dispatch-bound")
     if not e.modeled:
         flags.append("unmodelled")
-    if extra.get("advisory"):
+    if e.advisory:
         flags.append("advisory")
-    if extra.get("contradiction"):
+    if e.contradiction:
         flags.append("contradiction")
     return flags
 
 
 def _peaks_line(a: Artifact) -> str:
     p = a.peaks
-    extra = p.model_extra or {}
-    flops = ", ".join(f"{k} {fmt_rate(v, 'FLOP/s')}" for k, v in sorted(p.flops.items()))
-    product = extra.get("product")
+    flops = ", ".join(f"{k} {units.rate(v, 'FLOP/s')}" for k, v in sorted(p.flops.items()))
+    product = p.product
     where = f"{a.gfx or 'unknown arch'}" + (f" ({product})" if product else "")
     line = (
-        f"- **Peaks** {md_cell(where)}: HBM {fmt_rate(p.hbm_bw_bytes_s, 'B/s')}; "
+        f"- **Peaks** {md_cell(where)}: HBM {units.rate(p.hbm_bw_bytes_s, 'B/s')}; "
         f"{flops or 'no compute peaks'} — source `{p.source}`, confidence **{p.confidence}**"
     )
-    if extra.get("citation"):
-        line += f" ({md_cell(extra['citation'], limit=140)})"
-    if extra.get("compute_validated") is False and p.flops:
+    if p.citation:
+        line += f" ({md_cell(p.citation, limit=140)})"
+    if p.compute_validated is False and p.flops:
         line += " — compute peaks **unvalidated** (bf16 ≠ fp16): compute-axis numbers not usable"
     return line
 
 
+def _fmt_d(d: float | None, digits: int = 1) -> str:
+    return "–" if d is None else f"{d:+.{digits}f}%"
+
+
+def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
+    """The round-over-round movement section: ``mv`` holds the table, ``ctx`` (the artifact's
+    ``round_history``) the kernels that appeared, vanished or changed and the contradictions."""
+    lines: list[str] = []
+    bounded = [f"- {md_cell(ctx.rounds_considered)}."] if ctx and ctx.rounds_considered else []
+    if mv.prev_round is None:
+        later = ", ".join(f"`{r}`" for r in mv.later_rounds) or "none yet"
+        lines.append(f"Round `{md_cell(mv.round)}` is the baseline (later rounds: {later}).")
+        lines += bounded
+        if not mv.baseline_is_round0:
+            lines.append("- round 0 is missing: this, the earliest round found, is the baseline.")
+        return lines
+    lines.append(f"Against the previous round `{md_cell(mv.prev_round)}` and the baseline "
+                 f"`{md_cell(mv.baseline_round)}`. Isolated noise band "
+                 f"±{(mv.isolated_noise_band or 0.0) * 100:.1f}%, "
+                 f"e2e noise band ±{mv.e2e_noise_band_pct or 0.0:g}% (spec §8.3).")
+    lines += bounded
+    if not mv.baseline_is_round0:
+        lines.append(f"- round 0 is missing: the baseline is round `{md_cell(mv.baseline_round)}`.")
+    if mv.not_compared_with_baseline is not None:
+        lines.append(f"- **not compared with the baseline**: {md_cell(mv.not_compared_with_baseline)}.")
+    if mv.not_compared_with_prev is not None:
+        lines.append(f"- **not compared with round `{md_cell(mv.prev_round)}`**: "
+                     f"{md_cell(mv.not_compared_with_prev)}.")
+        return lines
+    if mv.e2e is not None:
+        e2e = mv.e2e
+        noise = " — noise (under the serving band)" if e2e.noise else ""
+        expect = ""
+        if e2e.expected_e2e_gain_pct_sum is not None:
+            expect = (f"; expected +{e2e.expected_e2e_gain_pct_sum:.2f}% from the kernels that "
+                      "moved beyond the isolated band")
+        unit = " tok/s" if "throughput" in e2e.basis else " ms"
+        lines.append(f"- e2e: {md_cell(e2e.basis)} {e2e.before:.6g} → "
+                     f"{e2e.after:.6g}{unit}: {_fmt_d(e2e.delta_pct, 3)} "
+                     f"(positive = faster){noise}{expect}.")
+    else:
+        lines.append("- e2e: no measurement (no serving metrics or total GPU time in both rounds).")
+    lines += ["", "| kernel | regime | t/launch | vs prev | vs baseline | %gpu prev → now | "
+              "measured | predicted (prev) | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for k in mv.kernels:
+        pct = (f"{k.pct_gpu_time_prev:.2f} → {k.pct_gpu_time:.2f}"
+               if k.pct_gpu_time_prev is not None and k.pct_gpu_time is not None else "–")
+        verdict = f"**{k.verdict}**" if k.verdict == "contradiction" else k.verdict
+        lines.append("| " + " | ".join([
+            f"`{md_cell(k.short_name, limit=48)}`", k.regime, units.millis_fixed(k.t_ms, 2),
+            _fmt_d(k.delta_t_pct_vs_prev), _fmt_d(k.delta_t_pct_vs_baseline), pct,
+            units.fixed(k.measured_speedup, 3, "×"), units.fixed(k.predicted_speedup, 3, "×"),
+            verdict]) + " |")
+    lines.append("")
+    if ctx is None:
+        return lines
+    for what, items in (("appeared", ctx.appeared), ("vanished", ctx.vanished),
+                        ("changed regime (not compared)", ctx.regime_changed),
+                        ("entered the head set", ctx.heads_entered),
+                        ("left the head set", ctx.heads_left)):
+        if items:
+            shown = ", ".join(f"`{md_cell(n, limit=60)}`" for n in items[:12])
+            more = f" and {len(items) - 12} more" if len(items) > 12 else ""
+            lines.append(f"- {what}: {shown}{more}")
+    for p in ctx.predicted_vs_actual:
+        if p.contradiction:
+            lines.append(f"- **contradiction** `{md_cell(p.short_name, limit=60)}`: "
+                         f"{md_cell(p.verdict_text)}.")
+    return lines
+
+
 def artifact_to_markdown(a: Artifact) -> str:
-    extra: dict[str, Any] = a.model_extra or {}
-    rnd = extra.get("round")
+    rnd = a.round
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
     out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {a.stage})", ""]
     out.append(_peaks_line(a))
-    confidences = sorted({e.confidence for e in a.entries}) or ["–"]
+    confidences: list[str] = sorted({e.confidence for e in a.entries}) or ["–"]
     out.append(
         f"- **Stage** {a.stage}; entry confidence: {', '.join(confidences)}"
         + (" — stage A is display-only: rank on pct_gpu_time" if a.stage == "A" else "")
     )
-    wl = extra.get("workload") or {}
+    wl = a.workload.model_dump(exclude_unset=True)
     if wl:
         out.append("- **Workload** " + ", ".join(f"{k}={v}" for k, v in sorted(wl.items())))
-    if extra.get("head_selection"):
-        out.append(f"- **Scope** {md_cell(extra['head_selection'])}")
-    if extra.get("target_eff_source"):
-        out.append(f"- **target_eff** from {md_cell(extra['target_eff_source'])}")
+    if a.head_selection:
+        out.append(f"- **Scope** {md_cell(a.head_selection)}")
+    if a.target_eff_source:
+        out.append(f"- **target_eff** from {md_cell(a.target_eff_source)}")
     out.append("")
-    plot_file = extra.get("plot_file")
-    if isinstance(plot_file, str) and plot_file:  # written beside the artifact by --plot
+    plot_file = a.plot_file
+    if plot_file:  # written beside the artifact by --plot
         out += [f"![roofline]({md_cell(plot_file)})", ""]
     out.append(
         "| # | kernel | regime | class | %gpu | t/launch | unit | bytes | AI | hbm_util | "
@@ -106,29 +140,28 @@ def artifact_to_markdown(a: Artifact) -> str:
         e = by_short.get(short)
         if e is None:
             continue
-        ex = e.model_extra or {}
-        n_launch = ex.get("launches_per_unit") or 1
+        n_launch = e.launches_per_unit or 1
         out.append(
             "| " + " | ".join([
                 str(i),
                 f"`{md_cell(e.short_name, limit=48)}`",
                 md_cell(e.regime or "–"),
                 md_cell(e.op_class),
-                fmt_num(e.pct_gpu_time, 2),
-                fmt_time_ms(e.t_ms),
+                units.fixed(e.pct_gpu_time, 2),
+                units.millis_fixed(e.t_ms),
                 f"{n_launch} launch{'es' if n_launch != 1 else ''}",
-                fmt_bytes(e.bytes_est),
-                fmt_num(e.arithmetic_intensity, 1),
-                fmt_pct(e.hbm_util),
-                fmt_pct(e.compute_util, 1),
+                units.nbytes(e.bytes_est),
+                units.fixed(e.arithmetic_intensity, 1),
+                units.pct(e.hbm_util),
+                units.pct(e.compute_util, 1),
                 e.bound_type,
-                fmt_pct(e.roofline_pct) + (" (raw " + fmt_pct(ex.get("roofline_pct_raw")) + ")"
+                units.pct(e.roofline_pct) + (" (raw " + units.pct(e.roofline_pct_raw) + ")"
                                            if e.suspect else ""),
-                fmt_num(e.target_eff, 2),
-                fmt_num(e.attainable_speedup, 2, "×"),
-                fmt_num(e.expected_e2e_gain_pct, 2, "%"),
+                units.fixed(e.target_eff, 2),
+                units.fixed(e.attainable_speedup, 2, "×"),
+                units.fixed(e.expected_e2e_gain_pct, 2, "%"),
                 e.headroom_class,
-                md_cell(ex.get("route", "–")),
+                md_cell(e.route or "–"),
                 ", ".join(flags_of(e)) or "–",
             ]) + " |"
         )
@@ -144,25 +177,23 @@ def artifact_to_markdown(a: Artifact) -> str:
         pe = by_short.get(p)
         pct = f" ({pe.pct_gpu_time:.2f}%)" if pe and pe.pct_gpu_time is not None else ""
         out.append(f"| {i} | `{md_cell(p, limit=48)}`{pct} | `{md_cell(g, limit=48)}`{gain} |")
-    movement = extra.get("movement")
-    if movement:
+    if a.movement is not None:
         out += ["", "## Round-over-round movement", ""]
-        out += [str(line) for line in movement]
+        out += movement_lines(a.movement, a.round_history)
     out += ["", "## Per-entry notes", ""]
     for short in a.ranking_by_pct:
         e = by_short.get(short)
         if e is None:
             continue
-        ex = e.model_extra or {}
         out.append(f"### `{md_cell(e.short_name, limit=80)}`")
         out.append("")
         if e.name != e.short_name:
             out.append(f"- full name: `{md_cell(e.name, limit=200)}`")
-        if ex.get("unit"):
-            out.append(f"- unit: {md_cell(ex['unit'])}")
-        if ex.get("route"):
-            out.append(f"- route: **{ex['route']}** — {md_cell(ex.get('route_reason', ''))}")
-        for assumption in ex.get("assumptions") or []:
+        if e.unit:
+            out.append(f"- unit: {md_cell(e.unit)}")
+        if e.route:
+            out.append(f"- route: **{e.route}** — {md_cell(e.route_reason or '')}")
+        for assumption in e.assumptions:
             out.append(f"- assumption: {md_cell(assumption)}")
         if e.notes:
             out.append(f"- notes: {md_cell(e.notes)}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline_tui.core.artifact import BoundType, HeadroomClass, RoofAxis
+
 UTIL_BOUND_THRESHOLD = 0.60      # both utils below this → latency-bound (spec §3 step 5)
 LAUNCH_OVERHEAD_S = 5e-6         # launch-overhead scale (spec §3 step 6)
 DISPATCH_FACTOR = 2.0            # a launch within 2× the overhead is timed by dispatch
@@ -31,12 +33,12 @@ class RooflineMetrics:
     compute_util: float | None       # None when no usable compute peak
     arithmetic_intensity: float | None
     ridge_point: float | None
-    roof_axis: str                   # memory | compute
+    roof_axis: RoofAxis
     roofline_pct_raw: float
     suspect: bool
     suspect_reason: str | None
     dispatch_bound: bool
-    bound_type: str
+    bound_type: BoundType
     bytes_upper_bound: float
 
 
@@ -55,7 +57,7 @@ def compute_metrics(
     compute_util = achieved_flops / peak_flops if peak_flops else None
     ai = flops_est / bytes_est if bytes_est > 0 else None
     ridge = peak_flops / peak_bw if peak_flops else None
-    roof_axis = "compute" if (ai is not None and ridge is not None and ai > ridge) else "memory"
+    roof_axis: RoofAxis = "compute" if (ai is not None and ridge is not None and ai > ridge) else "memory"
     raw = compute_util if roof_axis == "compute" and compute_util is not None else hbm_util
     suspect_reason = None
     if bytes_est <= 0:
@@ -69,7 +71,7 @@ def compute_metrics(
         suspect_reason = f"{roof_axis} roofline {raw:.2g} < {SANE_LOW}: the model under-counts"
     low_utils = hbm_util < UTIL_BOUND_THRESHOLD and (compute_util or 0.0) < UTIL_BOUND_THRESHOLD
     dispatch_bound = t_launch_s <= DISPATCH_FLOOR_S and low_utils
-    bound_type = "latency" if low_utils else roof_axis
+    bound_type: BoundType = "latency" if low_utils else roof_axis
     return RooflineMetrics(
         bytes_est=bytes_est,
         flops_est=flops_est,
@@ -98,7 +100,7 @@ def expected_e2e_gain_pct(pct_gpu_time: float, speedup: float) -> float:
     return pct_gpu_time * (1.0 - 1.0 / speedup)
 
 
-def headroom_band(roofline_pct: float, target_eff: float) -> str:
+def headroom_band(roofline_pct: float, target_eff: float) -> HeadroomClass:
     """Banded against target_eff, not the raw roof (spec §3 step 6)."""
     if roofline_pct >= SATURATED_BAND * target_eff:
         return "saturated"

@@ -10,13 +10,13 @@ Pure: no textual import, no I/O beyond :func:`load_model_config` reading one fil
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from roofline_tui.core.coerce import coerce_number
 from roofline_tui.core.dtypes import canonical_dtype, dtype_bytes
 from roofline_tui.core.store import ReadProblem, read_json
 
@@ -126,29 +126,23 @@ class ModelShape(BaseModel):
 
 
 def _count(value: Any) -> tuple[int | None, str | None]:
-    """A non-negative integer from a JSON value, or ``(None, why not)``.
+    """A non-negative integer from a JSON value through the one coercer, or ``(None, why not)``.
 
-    Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions and negative
-    numbers are not.
+    Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions, negative
+    and implausibly large numbers are not.
     """
-    if isinstance(value, bool):
-        return None, f"{value!r} is a boolean, not a count"
-    if isinstance(value, int):
-        if value < 0:
-            return None, f"{value} is negative"
-        if value > _MAX_SIZE:
-            return None, f"{value} is implausibly large"
-        return value, None
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None, f"{value!r} is not a finite number"
-        if not value.is_integer():
-            return None, f"{value!r} is not a whole number"
-        return _count(int(value))
     if value is None:
         return None, "null"
-    shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
-    return None, f"{shown} is a {type(value).__name__}, not a number"
+    if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_SIZE:
+        return None, f"{value} is implausibly large"
+    c = coerce_number(value, nonneg=True, text=False)
+    if c.value is None:
+        return None, c.problem
+    if not c.value.is_integer():
+        return None, f"{value!r} is not a whole number"
+    if c.value > _MAX_SIZE:
+        return None, f"{int(c.value)} is implausibly large"
+    return int(c.value), None
 
 
 def _lookup(cfg: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any]:
@@ -515,9 +509,9 @@ def _moe_layer_count(r: _Reader, n_layers: int) -> int:
         offset = r.optional(("expert_layer_offset",), positive=False) or 0
         return sum(1 for i in range(n_layers) if i % period == offset)
 
-    step = r.optional(("interleave_moe_layer_step",))
-    if step is not None:
-        return len(range(step - 1, n_layers, step))
+    interleave = r.optional(("interleave_moe_layer_step",))
+    if interleave is not None:
+        return len(range(interleave - 1, n_layers, interleave))
 
     return n_layers
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from roofline_tui.core.artifact import Confidence, MeasurementBasis, Stage
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.measured import (
     CapturedShapes,
@@ -39,7 +40,7 @@ DISAGREEMENT_FACTOR = 1.5
 class MeasuredAxes:
     bytes_unit: float | None
     flops_unit: float | None
-    basis: str            # counters | mixed | model
+    basis: MeasurementBasis
     notes: list[str]
 
 
@@ -60,7 +61,7 @@ class KernelRefinement:
         )
 
     @property
-    def stage(self) -> str:
+    def stage(self) -> Stage:
         if self.usable_measurement:
             return "C"
         if self.captured is not None and self.captured.cases:
@@ -119,7 +120,7 @@ class KernelRefinement:
                     "stands"
                 )
             return MeasuredAxes(None, None, "model", notes)
-        basis = "counters" if (b is not None and f is not None) else "mixed"
+        basis: MeasurementBasis = "counters" if (b is not None and f is not None) else "mixed"
         what = " and ".join(x for x, v in (("bytes", b), ("FLOPs", f)) if v is not None)
         notes.append(
             f"Stage C: measured {what} from {src} replace the model on "
@@ -139,7 +140,7 @@ class KernelRefinement:
             notes.append(f"Missing counters: {', '.join(m.missing)}.")
         return MeasuredAxes(b, f, basis, notes)
 
-    def confidence(self, roof_axis: str | None) -> str:
+    def confidence(self, roof_axis: str | None) -> Confidence:
         m = self.measurement
         if m is not None and self.usable_measurement:
             if m.roofline_pct is not None and m.bytes_per_dispatch is None:

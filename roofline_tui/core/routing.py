@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline_tui.core.artifact import Route
 from roofline_tui.core.metrics import E2E_NOISE_PCT
 
 LEVER_CONSTRAINT = (
@@ -31,7 +32,7 @@ class Neighbour:
 
 @dataclass(frozen=True)
 class RouteDecision:
-    route: str
+    route: Route
     reason: str
 
 

@@ -256,7 +256,7 @@ def read_json(
 
 
 def _yaml_loader() -> Any:
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -271,7 +271,7 @@ def parse_yaml_text(
     alias bomb nor a deep nesting ever reaches the constructor. Raises ``ValueError`` with a
     one-line reason prefixed by ``where``.
     """
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     loader = _yaml_loader()
     depth = events = 0

@@ -3,7 +3,7 @@
 Numbers are written as the artifact holds them (SI units, full precision, empty when unknown) so
 a spreadsheet or a script reads them without parsing human units. Strings pass through the
 sanitiser, and a cell that a spreadsheet would run as a formula (``=``, ``+``, ``@``) is quoted
-with a leading apostrophe. Written atomically beside the JSON (see ``core.round.write_csv``).
+with a leading apostrophe. Written atomically beside the JSON (see ``core.rounds.analysis.write_csv``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import io
 from typing import Any
 
 from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.rounds.layout import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
-CSV_NAME = "profile_roofline.csv"
+__all__ = ["COLUMNS", "CSV_NAME", "artifact_to_csv"]
 
 COLUMNS = (
     "rank_by_pct", "rank_by_expected_gain", "short_name", "name", "pct_gpu_time",

@@ -8,6 +8,7 @@ digits by default (``262 kFLOP``, ``119 FLOP/B``, ``41.1 s``, ``17.6 µs``, ``8 
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 DASH = "–"  # shown for a missing value
 
@@ -15,7 +16,7 @@ _PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G"
              15: "P", 18: "E"}
 
 
-def _finite(value: float | None) -> bool:
+def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -38,7 +39,6 @@ def si(value: float | None, unit: str = "", *, digits: int = 3, min_exp: int = 0
     """
     if not _finite(value):
         return DASH
-    assert value is not None
     if value == 0:
         return f"0 {unit}".strip()
     exp = 3 * math.floor(math.log10(abs(value)) / 3)
@@ -57,7 +57,15 @@ def seconds(t_s: float | None, *, digits: int = 3) -> str:
 
 def millis(t_ms: float | None, *, digits: int = 3) -> str:
     """A duration given in milliseconds (the spec's ``t_ms``), shown like :func:`seconds`."""
-    return DASH if not _finite(t_ms) else seconds(t_ms / 1000.0, digits=digits)  # type: ignore[operator]
+    return DASH if not _finite(t_ms) else seconds(t_ms / 1000.0, digits=digits)
+
+
+def millis_fixed(t_ms: float | None, digits: int = 1) -> str:
+    """A per-launch time given in ms, with fixed decimals so table columns line up: µs below
+    1 ms (``millis_fixed(0.04725, 2) == "47.25 µs"``), ms with three decimals above."""
+    if not _finite(t_ms):
+        return DASH
+    return f"{t_ms * 1000:.{digits}f} µs" if t_ms < 1 else f"{t_ms:.3f} ms"
 
 
 def nbytes(b: float | None, *, digits: int = 3) -> str:
@@ -72,7 +80,7 @@ def rate(x: float | None, unit: str, *, digits: int = 3) -> str:
 
 def pct(fraction: float | None, digits: int = 0) -> str:
     """A fraction shown as a percentage: ``pct(0.881) == "88%"``."""
-    return DASH if not _finite(fraction) else f"{fraction * 100:.{digits}f}%"  # type: ignore[operator]
+    return DASH if not _finite(fraction) else f"{fraction * 100:.{digits}f}%"
 
 
 def pct_points(x: float | None, digits: int = 2) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from roofline_tui.app import view
-from roofline_tui.core.history import analyze_round_with_history
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
 
 from .helpers import cells, make_app, read_topn, settle, wait_until, write_topn
 

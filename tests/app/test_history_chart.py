@@ -116,13 +116,12 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)  # let the watcher register its paths before the first write
         moe = app._rows["fused_moe_kernel"].entry
-        assert moe.model_extra["stage"] == "A"
+        assert moe.stage == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
         task.mkdir()
         (task / "meta.json").write_text(json.dumps({
             "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
             "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
             "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
-        await wait_until(pilot, lambda: app._rows["fused_moe_kernel"].entry
-                         .model_extra["stage"] == "B")
+        await wait_until(pilot, lambda: app._rows["fused_moe_kernel"].entry.stage == "B")
         assert app._rows["fused_moe_kernel"].entry.confidence == "medium"

@@ -15,10 +15,10 @@ from roofline_tui.app import view
 from roofline_tui.app.widgets.roofline_chart import RooflineChart, place_labels
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.demangle import demangle, display_name, fit
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.table_csv import COLUMNS, artifact_to_csv
 
-from .helpers import cells, column, make_app, screen_text, settle, static_text, wait_until
+from .helpers import column, make_app, screen_text, settle, static_text, wait_until
 
 SAMPLES = Path("/work/shared/upstream-samples")
 REPO = Path(__file__).resolve().parents[2]
@@ -346,3 +346,18 @@ def test_display_mode_headroom_class_is_escaped(tmp_path: Path) -> None:
     e.headroom_class = "sat\x1b]52;c;ZXZpbA==\x07"
     assert "\x1b" not in view.headroom_text(e).plain
     assert "\\x1b" in view.headroom_text(e).plain
+
+
+def test_analyze_csv_flag_writes_the_csv_beside_the_artifact(demo_root: Path) -> None:
+    import subprocess
+    import sys
+
+    r = demo_root / "profile" / "round_0"
+    done = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(r), "--csv"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO((r / "profile_roofline.csv").read_text())))
+    stored = json.loads((r / "profile_roofline.json").read_text())
+    assert [row["short_name"] for row in rows] == stored["ranking_by_pct"]
+    # the MoE head: 23.80 % of GPU time in round 0, copied verbatim from the Top-N
+    assert rows[0]["short_name"] == "fused_moe_kernel" and rows[0]["pct_gpu_time"] == "23.8"

@@ -10,9 +10,14 @@ from pathlib import Path
 from rich.console import Console
 
 from roofline_tui.app import view
-from roofline_tui.app.rounds import discover_rounds, is_relevant_change, order_rounds, round_of
 from roofline_tui.core.artifact import Artifact, Entry
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
+from roofline_tui.core.rounds.layout import (
+    is_relevant_change,
+    order_round_dirs,
+    round_of,
+    rounds_at,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,20 +28,20 @@ def test_numeric_rounds_in_numeric_order_named_rounds_after_by_mtime(tmp_path: P
         (tmp_path / name).mkdir()
         os.utime(tmp_path / name, (mtime, mtime))
     (tmp_path / "round_file.json").write_text("{}")  # a file, not a round
-    names = [p.name for p in discover_rounds(tmp_path)]
+    names = [p.name for p in rounds_at(tmp_path)]
     assert names == ["round_0", "round_2", "round_10", "round_a", "round_tuning"]
 
 
 def test_single_round_directory_and_missing_or_empty_profile(tmp_path: Path) -> None:
-    assert discover_rounds(tmp_path / "absent") == []
-    assert discover_rounds(tmp_path) == []
+    assert rounds_at(tmp_path / "absent") == []
+    assert rounds_at(tmp_path) == []
     single = tmp_path / "my_run"
     single.mkdir()
     (single / "profile_topN.json").write_text("{}")
-    assert discover_rounds(single) == [single]
+    assert rounds_at(single) == [single]
     named = tmp_path / "round_7"
     named.mkdir()
-    assert discover_rounds(named) == [named]  # a round directory given directly, Top-N pending
+    assert rounds_at(named) == [named]  # a round directory given directly, Top-N pending
 
 
 def test_order_is_stable_for_equal_mtimes(tmp_path: Path) -> None:
@@ -44,7 +49,7 @@ def test_order_is_stable_for_equal_mtimes(tmp_path: Path) -> None:
     for d in dirs:
         d.mkdir()
         os.utime(d, (5, 5))
-    assert [p.name for p in order_rounds(dirs)] == ["round_a", "round_b"]
+    assert [p.name for p in order_round_dirs(dirs)] == ["round_a", "round_b"]
 
 
 def test_change_filter_ignores_our_exports_and_temp_files(tmp_path: Path) -> None:

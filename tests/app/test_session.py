@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from roofline_tui.app.session import Decision, Session
-from roofline_tui.core.history import analyze_round_with_history
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
+from roofline_tui.core.rounds.annotate import analyze_round_with_history
 
 
 class FakeClock:

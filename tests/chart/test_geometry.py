@@ -18,7 +18,7 @@ from roofline_tui.core.chart import (
     build_chart,
     decade_label,
 )
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent.parent / "roofline_tui" / "demo"
@@ -53,13 +53,13 @@ def test_every_modelled_head_is_a_point_at_its_ai_and_achieved_flops(
         assert p is not None
         # the point is the kernel's own numbers: AI = FLOPs / bytes, y = FLOPs / time
         assert p.x == pytest.approx(e.flops_est / e.bytes_est, rel=1e-5)
-        t_unit_s = (e.model_extra or {})["t_unit_ms"] / 1000.0
+        t_unit_s = e.t_unit_ms / 1000.0
         assert p.y == pytest.approx(e.flops_est / t_unit_s, rel=1e-5)
         assert p.x == pytest.approx(e.arithmetic_intensity, rel=REL)
         assert p.y == pytest.approx(e.achieved_flops, rel=REL)
         # and y / roof at x is the kernel's raw roofline fraction
         assert p.roof_y is not None
-        assert p.y / p.roof_y == pytest.approx((e.model_extra or {})["roofline_pct_raw"], rel=1e-5)
+        assert p.y / p.roof_y == pytest.approx(e.roofline_pct_raw, rel=1e-5)
 
 
 def test_points_are_labelled_by_their_gpu_time_rank(
@@ -94,7 +94,7 @@ def test_memory_and_compute_roofs_meet_at_each_ridge(
         assert compute.xs[-1] == pytest.approx(demo_chart.x_axis.max, rel=REL)
         # the engine's own ridge_point for heads measured against this dtype agrees
         for e in demo_artifact.entries:
-            if (e.model_extra or {}).get("peak_flops_dtype") == ridge.dtype:
+            if e.peak_flops_dtype == ridge.dtype:
                 assert e.ridge_point == pytest.approx(ridge.x, rel=1e-5)
     # the memory roof ends on the highest ridge
     top = max(demo_chart.ridges, key=lambda r: r.y)
@@ -127,7 +127,7 @@ def test_suspect_is_drawn_at_its_raw_infeasible_position(
     for e in suspects:
         p = demo_chart.point(e.short_name)
         assert p is not None and p.marker == "suspect" and p.suspect
-        raw = (e.model_extra or {})["roofline_pct_raw"]
+        raw = e.roofline_pct_raw
         assert raw > 1.0
         assert p.roof_y is not None and p.y > p.roof_y  # above the roof, not clamped onto it
         assert p.y == pytest.approx(raw * p.roof_y, rel=1e-5)

@@ -12,7 +12,7 @@ import pytest
 from roofline_tui.cli import main
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.markdown import artifact_to_markdown
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.plot import PLOT_PNG, PLOT_SVG, PlotUnavailable, write_plot
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -40,7 +40,7 @@ def test_analyze_plot_writes_a_labelled_svg_for_the_worked_example(
     for label in ("HBM 8 TB/s", "fp8 5.03 PFLOP/s", "bf16 2.52 PFLOP/s", "ridge fp8 629"):
         assert label in texts
     # the artifact records the image and the markdown embeds it
-    assert (artifact.model_extra or {})["plot_file"] == PLOT_SVG
+    assert artifact.plot_file == PLOT_SVG
     assert EMBED in (worked_example / "profile_roofline.md").read_text()
     assert "no roofline image" not in capsys.readouterr().err
 

@@ -24,8 +24,8 @@ from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import NON_FINITE_PROBLEM, Artifact, artifact_to_json
 from roofline_tui.core.inputs import load_env_report, parse_topn
 from roofline_tui.core.peaks import load_peak_table
-from roofline_tui.core.playbook import PriorsError, load_priors
-from roofline_tui.core.round import analyze_round, write_artifact
+from roofline_tui.core.rounds.analysis import analyze_round, write_artifact
+from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 from roofline_tui.core.store import ReadProblem, WriteProblem, read_json, read_text
 
 HUGE = "9" * 400  # a 400-digit JSON integer: OverflowError in float() before the fix

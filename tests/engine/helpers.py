@@ -6,7 +6,7 @@ from typing import Any
 
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import Artifact, Entry
-from roofline_tui.core.round import RoundSources, analyze_round
+from roofline_tui.core.rounds.analysis import RoundSources, analyze_round
 
 
 def run(round_dir: Path, sources: RoundSources | None = None, **opts: Any) -> Artifact:

@@ -25,9 +25,8 @@ def test_moe_is_memory_bound_and_saturated(worked_example) -> None:
     assert moe.op_class == "moe" and moe.modeled and moe.regime == "decode"
     assert moe.t_ms == pytest.approx(0.049471)
     assert moe.launches_per_step == 80
-    extra = moe.model_extra
-    assert extra["launches_per_unit"] == 2  # 80 launches/step over 40 MoE layers
-    assert "2 launches" in extra["unit"]
+    assert moe.launches_per_unit == 2  # 80 launches/step over 40 MoE layers
+    assert "2 launches" in moe.unit
     assert moe.bytes_est == pytest.approx(697e6, rel=0.01)
     assert moe.achieved_bw_bytes_s == pytest.approx(7.04e12, rel=0.01)
     assert moe.arithmetic_intensity == pytest.approx(4.6, abs=0.1)
@@ -37,14 +36,14 @@ def test_moe_is_memory_bound_and_saturated(worked_example) -> None:
     assert moe.headroom_class == "saturated"
     assert moe.attainable_speedup == pytest.approx(1.02, abs=0.01)
     assert moe.expected_e2e_gain_pct == pytest.approx(0.6, abs=0.1)
-    assert moe.confidence == "low" and moe.model_extra["stage"] == "A"
-    assert extra["route"] == "byte_reduction"
+    assert moe.confidence == "low" and moe.stage == "A"
+    assert moe.route == "byte_reduction"
     assert moe.byte_reduction_levers, "saturated implies levers"
 
 
 def test_all_expert_alternative_is_in_notes_and_infeasible(worked_example) -> None:
     moe = entry(run(worked_example), MOE)
-    alts = {a["label"]: a for a in moe.model_extra["alternatives"]}
+    alts = {a.label: a.model_dump() for a in moe.alternatives}
     assert set(alts) == {"experts_hit", "all-experts"}
     assert alts["experts_hit"]["chosen"] and alts["experts_hit"]["feasible"]
     every = alts["all-experts"]
@@ -58,15 +57,15 @@ def test_all_expert_alternative_is_in_notes_and_infeasible(worked_example) -> No
 def test_attention_is_latency_bound_and_underperforming(worked_example) -> None:
     attn = entry(run(worked_example), ATTN)
     assert attn.op_class == "attn" and attn.regime == "decode"
-    assert attn.model_extra["launches_per_unit"] == 1  # 10 launches over 10 full-attn layers
+    assert attn.launches_per_unit == 1  # 10 launches over 10 full-attn layers
     assert attn.bound_type == "latency"
     assert attn.roofline_pct == pytest.approx(0.18, abs=0.01)
     assert attn.headroom_class == "underperforming"
     assert 1.6 <= attn.attainable_speedup <= 2.9
     assert attn.target_eff == 0.5
-    assert attn.model_extra["route"] == "kernel_occupancy"
+    assert attn.route == "kernel_occupancy"
     assert attn.byte_reduction_levers == []  # only saturated entries get levers
-    assert any("isl + osl/2" in a for a in attn.model_extra["assumptions"])
+    assert any("isl + osl/2" in a for a in attn.assumptions)
 
 
 def test_the_two_rankings_disagree(worked_example) -> None:

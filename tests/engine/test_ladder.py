@@ -11,7 +11,7 @@ import pytest
 
 from roofline_tui.core import analyze as analyze_mod
 from roofline_tui.core.opmodels import MODELS
-from roofline_tui.core.round import RoundSources
+from roofline_tui.core.rounds.analysis import RoundSources
 
 from .helpers import edit_topn, entry, kernel, run
 
@@ -45,7 +45,7 @@ def test_l1_unknown_arch_with_device_props_derives_low_confidence(worked_example
     art = run(worked_example)
     assert art.peaks.source == "derived" and art.peaks.confidence == "low"
     assert art.entries and all(e.confidence == "low" for e in art.entries)
-    assert all(e.model_extra["advisory"] for e in art.entries)
+    assert all(e.advisory for e in art.entries)
 
 
 def test_l1_nothing_known_means_no_verdicts(worked_example: Path) -> None:
@@ -57,7 +57,7 @@ def test_l1_nothing_known_means_no_verdicts(worked_example: Path) -> None:
     art = run(worked_example)
     assert art.peaks.source == "none" and art.peaks.confidence == "low"
     assert all(e.headroom_class == "unknown" for e in art.entries)
-    assert all(e.model_extra["route"] == "pct_order" for e in art.entries)
+    assert all(e.route == "pct_order" for e in art.entries)
     # the byte model still ran: the bytes are shown even without a roof to compare against
     assert entry(art, "fused_moe_kernel").bytes_est > 0
     assert art.ranking_by_expected_gain == art.ranking_by_pct
@@ -79,9 +79,9 @@ def test_l2_unmodellable_entry_degrades_alone(worked_example: Path) -> None:
     art = run(worked_example)
     gemm = entry(art, "Cijk_Ailk_Bljk_BBS_BH")
     assert gemm.modeled is False and gemm.headroom_class == "unknown"
-    assert gemm.model_extra["route"] == "host_side"  # the shippability gate applies first
+    assert gemm.route == "host_side"  # the shippability gate applies first
     delta = entry(art, "chunk_gated_delta_rule_fwd_kernel")
-    assert not delta.modeled and delta.model_extra["route"] == "pct_order"
+    assert not delta.modeled and delta.route == "pct_order"
     reasons = {d.name: d.reason for d in art.degraded}
     assert set(reasons) == {"Cijk_Ailk_Bljk_BBS_BH", "chunk_gated_delta_rule_fwd_kernel"}
     assert "shapes" in reasons["Cijk_Ailk_Bljk_BBS_BH"]
@@ -95,12 +95,11 @@ def test_l3_infeasible_ratio_is_suspect_not_saturated(worked_example: Path) -> N
     edit_topn(worked_example,
               lambda d: kernel(d, "fused_moe_kernel")["base_latency_ms"].update(decode=0.025))
     moe = entry(run(worked_example), "fused_moe_kernel")
-    extra = moe.model_extra
     assert moe.suspect is True
     assert moe.headroom_class == "unknown"  # never a clamped 100% read as saturated
-    assert moe.roofline_pct == 1.0 and extra["roofline_pct_raw"] > 1.0
-    assert extra["bytes_upper_bound"] == pytest.approx(8.0e12 * 2 * 25e-6, rel=1e-3)
-    assert extra["stage_c_candidate"] is True
+    assert moe.roofline_pct == 1.0 and moe.roofline_pct_raw > 1.0
+    assert moe.bytes_upper_bound == pytest.approx(8.0e12 * 2 * 25e-6, rel=1e-3)
+    assert moe.stage_c_candidate is True
     assert moe.attainable_speedup is None and moe.expected_e2e_gain_pct is None
     assert moe.byte_reduction_levers == []
     assert "Suspect" in moe.notes
@@ -116,9 +115,9 @@ def test_dispatch_bound_gets_no_verdict(worked_example: Path) -> None:
 
     edit_topn(worked_example, add)
     e = entry(run(worked_example), "triton_poi_fused_add_0")
-    assert e.model_extra["dispatch_bound"] is True
+    assert e.dispatch_bound is True
     assert e.bound_type == "latency" and e.headroom_class == "unknown"
-    assert "5 µs" in e.model_extra["no_verdict_reason"]
+    assert "5 µs" in e.no_verdict_reason
 
 
 def test_l4_no_counters_keeps_the_stage_a_result(worked_example: Path) -> None:
@@ -128,8 +127,8 @@ def test_l4_no_counters_keeps_the_stage_a_result(worked_example: Path) -> None:
         "1,fused_moe_kernel,SQ_WAVES,12\n")
     art = run(worked_example)
     moe = entry(art, "fused_moe_kernel")
-    assert moe.model_extra["stage"] == "A" and moe.confidence == "low"
-    assert moe.model_extra["measurement_basis"] == "model"
+    assert moe.stage == "A" and moe.confidence == "low"
+    assert moe.measurement_basis == "model"
 
 
 def test_l5_exception_in_a_model_is_caught(worked_example: Path, monkeypatch) -> None:
@@ -163,4 +162,4 @@ def test_explicit_sources_override_discovery(worked_example: Path, tmp_path: Pat
     assert art.gfx == "sm_90" and art.peaks.hbm_bw_bytes_s == 4.8e12
     # config.json is looked for beside the given env_report (and in the round), not beside the
     # round's own parents' env_report: none there, so the MoE/attention heads cannot be modelled
-    assert "model_config" not in art.model_extra["inputs"]
+    assert art.inputs.model_config_file is None

@@ -12,7 +12,7 @@ import pytest
 
 from roofline_tui.cli import main as cli_main
 from roofline_tui.core import store
-from roofline_tui.core.round import analyze_round, write_artifact
+from roofline_tui.core.rounds.analysis import analyze_round, write_artifact
 
 
 def _digest(root: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.core.round import RoundSources
+from roofline_tui.core.rounds.analysis import RoundSources
 
 from .helpers import entry, run
 
@@ -27,22 +27,21 @@ def _counters_into(round_dir: Path, *files: Path) -> None:
 
 def test_stage_c_counters_give_a_high_confidence_verdict(worked_example: Path) -> None:
     before = entry(run(worked_example), "fused_moe_kernel")
-    assert before.confidence == "low" and before.model_extra["stage"] == "A"
+    assert before.confidence == "low" and before.stage == "A"
     _counters_into(worked_example, MOE_COUNTERS)
     art = run(worked_example)
     moe = entry(art, "fused_moe_kernel")
-    extra = moe.model_extra
-    assert art.stage == "C" and extra["stage"] == "C"
+    assert art.stage == "C" and moe.stage == "C"
     assert moe.confidence == "high"  # the memory roof's own axis was measured
-    assert extra["measurement_basis"] == "counters"
+    assert moe.measurement_basis == "counters"
     assert moe.bytes_est == pytest.approx(697.0e6, rel=0.005)  # 2 dispatches × 348.5 MB
-    assert extra["bytes_model"] == pytest.approx(697.3e6, rel=0.005)
+    assert moe.bytes_model == pytest.approx(697.3e6, rel=0.005)
     assert 0.86 <= moe.roofline_pct <= 0.90 and moe.headroom_class == "saturated"
-    assert moe.model_extra["advisory"] is False
+    assert moe.advisory is False
     assert "below L2" in moe.notes and "per-launch time" in moe.notes
     # the attention kernel has no counters: it stays at stage A
     attn = entry(art, "kernel_paged_attention_2d")
-    assert attn.model_extra["stage"] == "A" and attn.confidence == "low"
+    assert attn.stage == "A" and attn.confidence == "low"
 
 
 def test_suspect_model_settled_by_counters(worked_example: Path) -> None:
@@ -57,7 +56,7 @@ def test_suspect_model_settled_by_counters(worked_example: Path) -> None:
     moe = entry(run(worked_example), "fused_moe_kernel")
     assert not moe.suspect and moe.headroom_class == "saturated"
     assert moe.confidence == "high"
-    assert moe.model_extra.get("model_disagreement") is None  # 697 vs 805 MB: within 1.5×
+    assert moe.model_disagreement is False  # 697 vs 805 MB: within 1.5×
 
 
 def test_counter_file_missing_a_counter_keeps_stage_a(worked_example: Path, tmp_path: Path) -> None:
@@ -84,7 +83,7 @@ def test_multi_pass_files_join(worked_example: Path) -> None:
     (p2 / "counter_collection.csv").write_text(
         "\n".join([header] + [r for r in rows if "FETCH_SIZE" not in r]) + "\n")
     moe = entry(run(worked_example), "fused_moe_kernel")
-    assert moe.model_extra["stage"] == "C" and moe.confidence == "high"
+    assert moe.stage == "C" and moe.confidence == "high"
     assert moe.bytes_est == pytest.approx(697.0e6, rel=0.005)
 
 
@@ -102,14 +101,13 @@ def test_nvidia_gemm_from_an_ncu_csv(tmp_path: Path) -> None:
     _counters_into(round_dir, MEASURED / "counters" / "ncu_gemm_details.csv")
     art = run(round_dir)
     gemm = art.entries[0]
-    extra = gemm.model_extra
-    assert gemm.op_class == "gemm" and extra["stage"] == "C"
-    assert extra["roof_axis"] == "compute" and gemm.bound_type == "compute"
+    assert gemm.op_class == "gemm" and gemm.stage == "C"
+    assert gemm.roof_axis == "compute" and gemm.bound_type == "compute"
     assert gemm.flops_est == pytest.approx(2 * 4096**3, rel=0.01)
     assert gemm.bytes_est == pytest.approx(134.2e6, rel=0.01)  # 100.66 MB read + 33.55 written
     assert gemm.confidence == "high"
     assert 0.8 <= gemm.roofline_pct <= 0.95
-    assert extra["route"] == "host_side"  # cutlass library GEMM: not editable
+    assert gemm.route == "host_side"  # cutlass library GEMM: not editable
 
 
 def test_stage_b_captured_moe_shapes(worked_example: Path) -> None:
@@ -125,11 +123,10 @@ def test_stage_b_captured_moe_shapes(worked_example: Path) -> None:
     (task / "meta.json").write_text(json.dumps(meta))
     art = run(worked_example)
     moe = entry(art, "fused_moe_kernel")
-    extra = moe.model_extra
-    assert extra["stage"] == "B" and moe.confidence == "medium"
+    assert moe.stage == "B" and moe.confidence == "medium"
     assert art.stage == "B"
-    assert extra["axes"][0]["roof_axis"] == "memory"
-    assert any("captured case" in a for a in extra["assumptions"])
+    assert moe.axes[0].roof_axis == "memory"
+    assert any("captured case" in a for a in moe.assumptions)
     assert 0.86 <= moe.roofline_pct <= 0.90
 
 
@@ -138,7 +135,7 @@ def test_task_dir_without_meta_keeps_stage_a(worked_example: Path) -> None:
     task.mkdir(parents=True)
     (task / "regime.json").write_text("{}")
     art = run(worked_example)
-    assert entry(art, "fused_moe_kernel").model_extra["stage"] == "A"
+    assert entry(art, "fused_moe_kernel").stage == "A"
     assert any("meta.json" in str(e) for e in art.skill_errors)
 
 
@@ -158,6 +155,6 @@ def test_bad_counter_values_are_reported_not_raised(worked_example: Path, tmp_pa
     art = run(worked_example, RoundSources(counters=[bad]))
     assert any("non-numeric" in str(e) and "FETCH_SIZE" in str(e) for e in art.skill_errors)
     moe = entry(art, "fused_moe_kernel")
-    assert moe.model_extra["stage"] == "C" and moe.headroom_class == "saturated"
+    assert moe.stage == "C" and moe.headroom_class == "saturated"
     # every other entry is untouched by the bad file
-    assert entry(art, "kernel_paged_attention_2d").model_extra["stage"] == "A"
+    assert entry(art, "kernel_paged_attention_2d").stage == "A"

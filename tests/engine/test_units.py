@@ -137,11 +137,11 @@ def test_unvalidated_compute_peak_gives_no_compute_axis_verdict(tmp_path: Path) 
     (round_dir / "profile_topN.json").write_text(json.dumps({"top_kernels": [{
         "name": "ampere_bf16_s16816gemm_bf16_256x128", "pct_gpu_time": 30.0, "avg_us": 900.0,
         "shapes": [[[4096, 4096], [4096, 4096]]], "dtypes": ["c10::BFloat16"] * 2}]}))
-    from roofline_tui.core.round import RoundSources
+    from roofline_tui.core.rounds.analysis import RoundSources
 
     art = run(round_dir, RoundSources(peaks=peaks))
     gemm = art.entries[0]
-    assert art.peaks.model_extra["compute_validated"] is False
-    assert gemm.model_extra["roof_axis"] == "compute"
+    assert art.peaks.compute_validated is False
+    assert gemm.roof_axis == "compute"
     assert gemm.headroom_class == "unknown"
-    assert "unvalidated" in gemm.model_extra["no_verdict_reason"]
+    assert "unvalidated" in gemm.no_verdict_reason

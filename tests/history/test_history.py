@@ -6,21 +6,17 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from roofline_tui.cli import main
-from roofline_tui.core.history import (
-    annotate_round,
-    discover_rounds,
-    kernel_keys,
-    kernel_series,
-    load_history,
-    load_serving_metrics,
-    round_summary_rows,
-    speedup_is_noise,
-)
-from roofline_tui.core.round import analyze_round
+from roofline_tui.core.rounds.analysis import analyze_round
+from roofline_tui.core.rounds.annotate import annotate_round
+from roofline_tui.core.rounds.compare import load_history, speedup_is_noise
+from roofline_tui.core.rounds.layout import round_dirs
+from roofline_tui.core.rounds.series import kernel_keys, kernel_series, round_summary_rows
+from roofline_tui.core.rounds.snapshot import load_serving_metrics
 
 from .conftest import ATTN, MOE, read, set_serving, speed_up, touch_later, write
 
@@ -41,7 +37,7 @@ def test_numeric_rounds_in_numeric_order_then_named_by_time(tmp_path: Path) -> N
         (tmp_path / name / "profile_topN.json").write_text("{}")
     touch_later(tmp_path / "round_tuning" / "profile_topN.json", 100)
     touch_later(tmp_path / "round_abc" / "profile_topN.json", 50)
-    assert [d.name for d in discover_rounds(tmp_path)] == [
+    assert [d.name for d in round_dirs(tmp_path)] == [
         "round_0", "round_2", "round_10", "round_abc", "round_tuning"]
 
 
@@ -159,7 +155,10 @@ def test_artifact_entries_carry_movement_fields(profile: Path) -> None:
     assert "tok/s" in section
     # round 0 is the baseline and says so
     art0 = read(profile / "round_0" / "profile_roofline.json")
-    assert "baseline" in art0["movement"][0]
+    assert art0["movement"] == {"round": 0, "baseline_round": 0, "baseline_is_round0": True,
+                                "later_rounds": [1, 2]}  # data, never pre-rendered markdown
+    md0 = (profile / "round_0" / "profile_roofline.md").read_text()
+    assert "Round `0` is the baseline (later rounds: `1`, `2`)." in md0
     assert "t_ms_round0" not in art0["entries"][0]
 
 
@@ -168,7 +167,7 @@ def test_single_round_gets_no_movement(tmp_path: Path, demo: Path) -> None:
     shutil.copytree(demo / "profile" / "round_0", lone)
     result = analyze_round(lone)
     art, h = annotate_round(result.artifact, lone)
-    assert h is None and "movement" not in (art.model_extra or {})
+    assert h is None and art.movement is None
 
 
 def test_appeared_and_vanished_kernels(profile: Path) -> None:
@@ -220,7 +219,9 @@ def test_rounds_on_different_hardware_are_not_compared(demo: Path, profile: Path
     assert rows[1].comparable_with_prev is False and rows[1].delta_total_pct_vs_prev is None
     assert main(["analyze", str(profile / "round_1"), "--json"]) == 0
     art = read(profile / "round_1" / "profile_roofline.json")
-    assert any("not compared" in line and "gfx942" in line for line in art["movement"])
+    assert "gfx942" in art["movement"]["not_compared_with_prev"]
+    md = (profile / "round_1" / "profile_roofline.md").read_text()
+    assert any("not compared" in line and "gfx942" in line for line in md.splitlines())
     assert all("t_ms_round0" not in e and "t_ms_prev" not in e for e in art["entries"])
 
 
@@ -246,7 +247,9 @@ def test_missing_round_0_uses_the_earliest_round(profile: Path) -> None:
     moe = next(e for e in art["entries"] if e["name"] == MOE)
     assert moe["baseline_round"] == 1 and moe["t_ms_baseline"] == pytest.approx(moe["t_ms"])
     assert "t_ms_round0" not in moe  # never pretend round 1 is round 0
-    assert any("round 0 is missing" in line for line in art["movement"])
+    assert art["movement"]["baseline_is_round0"] is False
+    md = (profile / "round_2" / "profile_roofline.md").read_text()
+    assert "- round 0 is missing: the baseline is round `1`." in md
 
 
 def test_round_without_inputs_is_skipped(profile: Path) -> None:
@@ -326,3 +329,80 @@ def test_summary_rows_and_kernel_series(profile: Path) -> None:
     assert s.sparkline_values()[0] == pytest.approx(0.141112)
     assert kernel_keys(h)[0] == (MOE, "decode")
     json.dumps([r.model_dump(mode="json") for r in rows])  # serialisable for the dashboard
+
+
+# --------------------------------------------------------------------------- bounded history
+
+
+def _many_rounds(profile: Path, n: int) -> None:
+    """Rounds 3 .. n-1: copies of round 2 (same kernels, same times)."""
+    for i in range(3, n):
+        shutil.copytree(profile / "round_2", profile / f"round_{i}",
+                        ignore=shutil.ignore_patterns("profile_roofline.*"))
+
+
+def test_history_of_one_round_is_bounded(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With 14 rounds, analysing round 13 loads the baseline and the 8 rounds 6..13, not all 14:
+    1 + HISTORY_LIMIT loads, and the artifact says which rounds were left out."""
+    from roofline_tui.core.rounds import snapshot
+    from roofline_tui.core.rounds.annotate import HISTORY_LIMIT
+
+    assert HISTORY_LIMIT == 8
+    _many_rounds(profile, 14)
+    loaded: list[str] = []
+    real = snapshot.load_round
+
+    def counting(round_dir: Path, *args: Any, **kwargs: Any) -> Any:
+        loaded.append(Path(round_dir).name)
+        return real(round_dir, *args, **kwargs)
+
+    monkeypatch.setattr("roofline_tui.core.rounds.compare.load_round", counting)
+    assert main(["analyze", str(profile / "round_13")]) == 0
+    assert loaded == ["round_0"] + [f"round_{i}" for i in range(6, 14)]
+    art = read(profile / "round_13" / "profile_roofline.json")
+    ctx = art["round_history"]
+    assert ctx["rounds"] == [0, 6, 7, 8, 9, 10, 11, 12, 13]
+    assert ctx["prev_round"] == 12 and ctx["comparable_with_prev"] is True
+    assert ctx["rounds_considered"].startswith("bounded history: 9 of 14 rounds compared")
+    assert "not compared: 1, 2, 3 … 5" in ctx["rounds_considered"]
+    moe = next(e for e in art["entries"] if e["name"] == MOE)
+    assert moe["baseline_round"] == 0 and moe["prev_round"] == 12  # baseline still compared
+    md = (profile / "round_13" / "profile_roofline.md").read_text()
+    assert "- bounded history: 9 of 14 rounds compared" in md
+
+
+def test_a_short_history_is_not_bounded(profile: Path) -> None:
+    assert main(["analyze", str(profile / "round_2")]) == 0
+    art = read(profile / "round_2" / "profile_roofline.json")
+    assert art["round_history"]["rounds"] == [0, 1, 2]
+    assert "rounds_considered" not in art["round_history"]
+
+
+def test_the_gap_of_a_bounded_history_is_not_a_step(profile: Path) -> None:
+    _many_rounds(profile, 12)
+    h = load_history(profile, focus="round_11", limit=4)
+    assert [r.label for r in h.rounds] == [0, 8, 9, 10, 11]
+    assert h.left_out == [1, 2, 3, 4, 5, 6, 7]
+    gap = h.steps[0]
+    assert (gap.before, gap.after) == (0, 8) and not gap.comparable
+    assert "not consecutive" in gap.not_compared_reason and gap.pairs == []
+    assert all(s.comparable for s in h.steps[1:])
+    # the baseline as focus: the first rounds, and the later ones listed as left out
+    h0 = load_history(profile, focus="round_0", limit=4)
+    assert [r.label for r in h0.rounds] == [0, 1, 2, 3] and h0.left_out == list(range(4, 12))
+
+
+def test_a_current_stored_artifact_is_read_not_recomputed(profile: Path) -> None:
+    """A sibling's stored artifact is used while no input of that round is newer than it; a
+    counter file added later makes it stale (the round is analysed again, in memory)."""
+    for r in (0, 1):
+        assert main(["analyze", str(profile / f"round_{r}")]) == 0
+    h = load_history(profile)
+    assert [r.artifact_source for r in h.rounds] == ["file", "file", "analyzed"]
+    counters = profile / "round_0" / "counters"
+    counters.mkdir()
+    (counters / "counter_collection.csv").write_text("Kernel_Name,Counter_Name,Counter_Value\n")
+    touch_later(counters / "counter_collection.csv", 20)
+    h = load_history(profile)
+    assert h.rounds[0].artifact_source == "analyzed"
+    assert any("older than counter_collection.csv" in p for p in h.problems)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.cli import main
-from roofline_tui.core.history import PredictedVsActual, load_history
-from roofline_tui.core.playbook import (
+from roofline_tui.core.artifact import PredictedVsActual
+from roofline_tui.core.rounds.compare import load_history
+from roofline_tui.core.rounds.playbook import (
     MIN_OBS_TO_LOWER,
     PriorsError,
     append_playbook,

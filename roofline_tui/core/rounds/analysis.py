@@ -1,15 +1,15 @@
 """One round on disk: find its inputs, load them tolerantly, analyse, write the artifact.
 
-Discovery (CLI contract): ``env_report.json`` in the round directory or up to three parents;
-the model ``config.json`` beside it, or in the directory env_report's ``model`` names; the
-bundled ``peaks.md`` unless another is given.
+Discovery (CLI contract, see :mod:`roofline_tui.core.rounds.layout`): ``env_report.json`` in the
+round directory or up to three parents; the model ``config.json`` beside it, or in the directory
+env_report's ``model`` names; the bundled ``peaks.md`` unless another is given.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
@@ -18,14 +18,20 @@ from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
+from roofline_tui.core.rounds.layout import (
+    ARTIFACT_JSON,
+    ARTIFACT_MD,
+    ENV_NAME,
+    PARENT_LEVELS,
+    TOPN_NAME,
+    find_env_report,
+    find_model_config,
+    round_label,
+)
 from roofline_tui.core.store import ReadProblem, atomic_write_pair, atomic_write_text, read_json
 
-TOPN_NAME = "profile_topN.json"
-ENV_NAME = "env_report.json"
-CONFIG_NAME = "config.json"
-ARTIFACT_JSON = "profile_roofline.json"
-ARTIFACT_MD = "profile_roofline.md"
-PARENT_LEVELS = 3
+if TYPE_CHECKING:
+    from roofline_tui.core.rounds.compare import RoundHistory
 
 
 @dataclass
@@ -47,7 +53,7 @@ class RoundResult:
     round_dir: Path
     incomplete: bool = False        # the Top-N looked half-written
     topn_found: bool = True
-    history: Any = None             # RoundHistory when sibling rounds were compared
+    history: RoundHistory | None = None  # when sibling rounds were compared
     display_only: bool = False      # no Top-N: a stored profile_roofline.json shown as it is
     # Why the Top-N could not be read (the reader's typed problem; None when it parsed or is
     # absent): ``.incomplete`` tells a half-written file from a corrupt one.
@@ -56,42 +62,6 @@ class RoundResult:
     # peak table, priors, explicit shape/counter sources): what a live view must watch.
     inputs_read: tuple[Path, ...] = ()
     topn: TopN | None = None        # the Top-N as loaded (its kernels below the head threshold)
-
-
-def round_label(round_dir: Path) -> str | int | None:
-    name = round_dir.name
-    if name.startswith("round_"):
-        tag = name[len("round_"):]
-        return int(tag) if tag.isdigit() else tag
-    return name or None
-
-
-def find_env_report(round_dir: Path) -> Path | None:
-    here = round_dir.resolve()
-    for d in [here, *list(here.parents)[:PARENT_LEVELS]]:
-        candidate = d / ENV_NAME
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def find_model_config(env_path: Path | None, env: EnvReport | None, round_dir: Path) -> Path | None:
-    candidates: list[Path] = []
-    if env_path is not None:
-        candidates.append(env_path.parent / CONFIG_NAME)
-    if env is not None and env.model:
-        model = Path(env.model)
-        if not model.is_absolute() and env_path is not None:
-            model = env_path.parent / model
-        candidates += [model / CONFIG_NAME, model]
-    candidates.append(round_dir / CONFIG_NAME)
-    for c in candidates:
-        try:
-            if c.is_file() and c.suffix == ".json":
-                return c
-        except OSError:
-            continue
-    return None
 
 
 @dataclass

@@ -36,9 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from roofline_tui.core.history import PredictedVsActual, RoundHistory
+from roofline_tui.core.artifact import PredictedVsActual
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.opmodels import MODELS
+from roofline_tui.core.rounds.compare import RoundHistory
 from roofline_tui.core.store import atomic_write_text
 from roofline_tui.core.textsafe import md_cell, printable
 

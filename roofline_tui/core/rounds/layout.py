@@ -1,0 +1,196 @@
+"""The one rule for round directories: their files, how they are found, ordered and labelled.
+
+Used by the engine (history), the CLI (``analyze``, ``rounds``, ``playbook``) and the dashboard.
+
+* A *profile directory* holds one ``round_<R>`` directory per optimisation round (spec §2:
+  ``profile/round_<R>/profile_topN.json``). :func:`round_dirs` lists them.
+* Order: ``round_<integer>`` first, in numeric order (``round_2`` before ``round_10``); named
+  rounds (``round_tuning``) after them, by the modification time of their Top-N (the folder's own
+  mtime changes whenever an artifact is written, which would reorder rounds), the name breaking
+  ties.
+* Label: the integer of a numeric round, the tag of a named one (``tuning``), otherwise the
+  directory name.
+* The dashboard and the CLI also accept one round directly: :func:`rounds_at` returns the round
+  directories under a path, or the path itself when it is a round (it holds a Top-N or is named
+  ``round_*``).
+* Environment: ``env_report.json`` in the round or up to three parents; the model's
+  ``config.json`` beside it, in the directory env_report's ``model`` names, or in the round.
+
+Pure filesystem helpers: nothing here reads a file's content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from roofline_tui.core.inputs import EnvReport
+
+TOPN_NAME = "profile_topN.json"
+ENV_NAME = "env_report.json"
+CONFIG_NAME = "config.json"
+ARTIFACT_JSON = "profile_roofline.json"
+ARTIFACT_MD = "profile_roofline.md"
+SERVING_NAME = "serving_metrics.json"
+COUNTERS_DIR = "counters"
+ROUND_PREFIX = "round_"
+PARENT_LEVELS = 3  # how far above a round env_report.json is looked for
+
+_NUMERIC = re.compile(r"^round_(\d+)$")
+
+# Files we write ourselves never trigger a recompute; neither do editor/atomic temps.
+CSV_NAME = "profile_roofline.csv"
+OWN_OUTPUTS = frozenset({ARTIFACT_JSON, ARTIFACT_MD, CSV_NAME})
+_TEMP_SUFFIXES = (".tmp", ".temp", ".swp", ".swx", ".part", ".partial", "~")
+# Inputs a round can read. Extension-less paths are directories (a round appearing or going).
+_INPUT_SUFFIXES = frozenset({".json", ".md", ".yaml", ".yml", ".csv", ""})
+
+
+# --------------------------------------------------------------------------- naming
+
+
+def is_numeric_round(round_dir: Path) -> bool:
+    return bool(_NUMERIC.match(round_dir.name))
+
+
+def round_label(round_dir: Path) -> str | int:
+    """``round_3`` → 3, ``round_tuning`` → ``"tuning"``, anything else → its name."""
+    name = round_dir.name
+    if name.startswith(ROUND_PREFIX):
+        tag = name[len(ROUND_PREFIX):]
+        return int(tag) if tag.isdigit() else tag
+    return name or str(round_dir)
+
+
+def round_name(round_dir: Path) -> str:
+    """The directory name shown for a round (``round_3``)."""
+    return round_dir.name or str(round_dir)
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def topn_mtime(round_dir: Path) -> float:
+    """When the round's Top-N (else its artifact, else the folder) last changed; 0 if unknown."""
+    for p in (round_dir / TOPN_NAME, round_dir / ARTIFACT_JSON, round_dir):
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
+def order_round_dirs(dirs: Iterable[Path]) -> list[Path]:
+    """Numeric rounds in numeric order, then named rounds by Top-N mtime, name breaking ties."""
+    dirs = list(dirs)
+    numeric = sorted((c for c in dirs if is_numeric_round(c)),
+                     key=lambda c: (int(c.name[len(ROUND_PREFIX):]), c.name))
+    named = sorted((c for c in dirs if not is_numeric_round(c)),
+                   key=lambda c: (topn_mtime(c), c.name))
+    return numeric + named
+
+
+def round_dirs(profile_dir: Path) -> list[Path]:
+    """The ``round_*`` directories of ``profile_dir``, in round order (empty when none or
+    unreadable)."""
+    profile_dir = Path(profile_dir)
+    try:
+        children = [c for c in profile_dir.iterdir() if c.name.startswith(ROUND_PREFIX)]
+    except OSError:
+        return []
+    return order_round_dirs(c for c in children if _is_dir(c))
+
+
+def rounds_at(path: Path) -> list[Path]:
+    """The rounds a user pointed at: the ``round_*`` directories under ``path``, or ``path``
+    itself when it is one round; empty when neither (yet)."""
+    path = Path(path)
+    found = round_dirs(path)
+    if found:
+        return found
+    if (path / TOPN_NAME).exists() or path.name.startswith(ROUND_PREFIX):
+        return [path]
+    return []
+
+
+def find_env_report(round_dir: Path) -> Path | None:
+    here = round_dir.resolve()
+    for d in [here, *list(here.parents)[:PARENT_LEVELS]]:
+        candidate = d / ENV_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def find_model_config(env_path: Path | None, env: EnvReport | None, round_dir: Path) -> Path | None:
+    candidates: list[Path] = []
+    if env_path is not None:
+        candidates.append(env_path.parent / CONFIG_NAME)
+    if env is not None and env.model:
+        model = Path(env.model)
+        if not model.is_absolute() and env_path is not None:
+            model = env_path.parent / model
+        candidates += [model / CONFIG_NAME, model]
+    candidates.append(round_dir / CONFIG_NAME)
+    for c in candidates:
+        try:
+            if c.is_file() and c.suffix == ".json":
+                return c
+        except OSError:
+            continue
+    return None
+
+
+# --------------------------------------------------------------------------- file changes
+
+
+def is_relevant_change(path: str | Path, root: Path | None = None) -> bool:
+    """True for a change a watcher should react to.
+
+    Ignored: our own ``profile_roofline.*`` exports, hidden files and directories below ``root``
+    (the atomic writer's ``.name.XXXX.tmp``, ``.git``), editor and partial-download temps,
+    unrelated file types.
+    """
+    p = Path(path)
+    if p.name in OWN_OUTPUTS:
+        return False
+    parts = p.parts
+    if root is not None:
+        try:
+            parts = Path(os.path.abspath(p)).relative_to(os.path.abspath(root)).parts
+        except ValueError:
+            parts = (p.name,)
+    if any(part.startswith(".") for part in parts if part not in (".", "..")):
+        return False
+    if p.name.endswith(_TEMP_SUFFIXES) or p.name.startswith("#"):
+        return False
+    return p.suffix.lower() in _INPUT_SUFFIXES
+
+
+def round_of(changed: Path, rounds: Iterable[Path]) -> Path | None:
+    """The round whose tree holds ``changed`` (None: a shared input or something else).
+
+    Symlinks are resolved on both sides: a watcher may report a change through any alias of a
+    directory (``round_1/up/profile/round_2/profile_topN.json`` when ``round_1/up`` links to the
+    profile's parent), and the change belongs to the round the file really lives in.
+    """
+    changed = Path(os.path.realpath(changed))
+    best: Path | None = None
+    best_len = -1
+    for r in rounds:
+        root = Path(os.path.realpath(r))
+        if changed == root or root in changed.parents:
+            if len(root.parts) > best_len:
+                best, best_len = r, len(root.parts)
+    return best
