@@ -153,3 +153,26 @@ def test_model_caution_and_notes_caution_are_flagged() -> None:
               "Measure first.")
     assert view.caution(n) == "The 75x speedup is implausible here."
     assert view.caution(Entry(name="o", short_name="o", notes="fine")) is None
+
+
+async def test_hostile_round_directory_names_never_reach_the_terminal_raw(profile: Path) -> None:
+    """Issue 16: a round directory named with an OSC 52 sequence (clipboard write) is shown
+    escaped in the selector, the header, the notes and the toasts."""
+    evil = "round_\x1b]52;c;ZXZpbA==\x07"
+    (profile / "round_2").rename(profile / evil)
+    app = make_app(profile)
+    seen: list[str] = []
+    original = app.notify
+    app.notify = lambda message, **kw: (seen.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        assert app.session.shown == profile / evil
+        await pilot.press("r", "e", "c")
+        await pilot.pause(0.2)
+        (profile / evil).rename(profile / "round_9")  # the shown round goes away: a toast
+        app.apply(app.session.rescan())
+        await settle(pilot)
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg
+        assert seen and all("\x1b" not in m and "\x07" not in m for m in seen)
+        assert any("round_\\x1b]52;c;ZXZpbA==\\x07 was deleted" in m for m in seen)

@@ -132,7 +132,7 @@ class RooflinePlot(PlotextPlot):
             plt.title("Roofline — no artifact yet")
             return
         xa, ya = m.x_axis, m.y_axis
-        plt.title(m.title)
+        plt.title(printable(m.title, limit=120))
         plt.xlabel(f"arithmetic intensity ({xa.unit}, log)")
         plt.ylabel(f"{ya.unit} (log)")
         plt.xlim(xa.lo, xa.hi)
@@ -189,7 +189,7 @@ class RooflinePlot(PlotextPlot):
 
     def _roof_label(self, roof: Roof, m: ChartModel, dx: float, dy: float) -> None:
         if roof.kind == "compute" and roof.xs:
-            text = f" {roof.dtype} {units.rate(roof.value, 'FLOP/s')} "
+            text = f" {printable(roof.dtype, limit=12)} {units.rate(roof.value, 'FLOP/s')} "
             self.plt.text(text, m.x_axis.hi - dx, _lg(roof.ys[-1]) + dy, color=ROOF_RGB,
                           alignment="right")
         elif roof.kind == "memory" and len(roof.xs) >= 2:
@@ -198,7 +198,7 @@ class RooflinePlot(PlotextPlot):
             y0, y1 = _lg(roof.ys[0]), _lg(roof.ys[-1])
             x = x0 + (x1 - x0) * 0.3
             y = y0 + (y1 - y0) * 0.3
-            self.plt.text(roof.label, x - dx, y + dy, color=ROOF_RGB, alignment="right")
+            self.plt.text(printable(roof.label, limit=40), x - dx, y + dy, color=ROOF_RGB, alignment="right")
 
     @staticmethod
     def _selected_label(p: ChartPoint) -> str:
