@@ -176,3 +176,31 @@ async def test_hostile_round_directory_names_never_reach_the_terminal_raw(profil
         assert "\x1b" not in svg and "\x07" not in svg
         assert seen and all("\x1b" not in m and "\x07" not in m for m in seen)
         assert any("round_\\x1b]52;c;ZXZpbA==\\x07 was deleted" in m for m in seen)
+
+
+async def test_focus_is_visible_on_every_focusable_widget(profile: Path) -> None:
+    app = make_app(profile)
+    async with app.run_test(size=(130, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # into the drill-down: its scroll area joins the chain
+        await pilot.pause()
+        chain = list(app.screen.focus_chain)
+        assert len(chain) >= 4
+
+        def look(w) -> tuple:
+            s = w.styles
+            box = w.parent if w.parent is not None else w
+            title = next(iter(box.query(".table-title")), None)
+            active = next(iter(w.query("Tab.-active")), None)  # the drill-down's tab strip
+            return (str(s.background), str(s.background_tint), str(s.border), str(s.tint),
+                    str(title.styles.background) if title is not None else "",
+                    str(active.styles.text_style) if active is not None else "")
+
+        for w in chain:
+            other = next(o for o in chain if o is not w)
+            other.focus()
+            await pilot.pause()
+            blurred = look(w)
+            w.focus()
+            await pilot.pause()
+            assert look(w) != blurred, w
