@@ -97,6 +97,10 @@ async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) 
         assert "display mode" in static_text(app.query_one("#status"))
         await pilot.press("e")  # nothing to export: the stored file stays as it is
         await pilot.pause()
+        await pilot.press("r")  # display mode: re-read, never "recomputing"
+        await settle(pilot)
+        header = str(app.query_one("#header-title").content)
+        assert "recomput" not in header and "read 12:34:56" in header
     assert (rnd / "profile_roofline.json").read_bytes() == before
 
 

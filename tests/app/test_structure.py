@@ -204,3 +204,33 @@ async def test_focus_is_visible_on_every_focusable_widget(profile: Path) -> None
             w.focus()
             await pilot.pause()
             assert look(w) != blurred, w
+
+
+async def test_a_truncated_topn_is_called_invalid_with_where_after_a_few_seconds(
+        profile: Path) -> None:
+    r = profile / "round_2"
+    text = (r / "profile_topN.json").read_text()
+    (r / "profile_topN.json").write_text(text[: len(text) // 3])  # left half-written
+    app = make_app(profile, invalid_after_s=0.4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        status = app.query_one("#status")
+        assert "is being written" in str(status.content)
+        await wait_until(pilot, lambda: "is invalid" in str(status.content), timeout=3)
+        note = str(status.content)
+        assert note.startswith("profile_topN.json in round_2 is invalid: invalid JSON at line ")
+        assert "column" in note and "unchanged for 0.4 s" in note
+        assert status.has_class("-error")
+
+
+async def test_the_chart_gets_the_height_at_80x24(profile: Path) -> None:
+    app = make_app(profile)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        plot = app.query_one("#roofline-plot")
+        assert plot.region.height >= 12  # was 5 rows before the rankings stepped aside
+        await pilot.click("#--content-tab-summary")
+        await pilot.pause()
+        assert app.query_one("#tables").display  # the rankings are back
