@@ -144,7 +144,7 @@ class RooflineApp(App[None]):
         self.filter_text = ""
         self.sort: dict[str, tuple[str, bool]] = {}   # table id -> (column key, descending)
         self.show_below = False                        # list kernels below the head threshold
-        self._columns: dict[str, list[tuple[str, str, int]]] = {}
+        self.columns: dict[str, list[tuple[str, str, int]]] = {}  # per table: (label, key, width)
         self.watching = False          # True while the profile watcher is attached
         self.watched_inputs: tuple[Path, ...] = ()  # outside files the inputs watcher covers
         self._stop_watch = asyncio.Event()
@@ -437,7 +437,7 @@ class RooflineApp(App[None]):
         if self.selected_key not in visible and not below:
             self.selected_key = pct_shown[0].key if pct_shown else None
         self._fit_columns(result, display)
-        pct_cols, gain_cols = self._columns["by-pct"], self._columns["by-gain"]
+        pct_cols, gain_cols = self.columns["by-pct"], self.columns["by-gain"]
         pct_shown = view.sort_rows(pct_shown, *self.sort.get("by-pct", ("rank", False)), moves)
         gain_shown = view.sort_rows(gain_shown, *self.sort.get("by-gain", ("rank", False)), moves)
         pct_table_rows, gain_table_rows = view.table_rows(
@@ -487,12 +487,12 @@ class RooflineApp(App[None]):
             "by-gain": view.fit_columns(view.GAIN_COLUMNS_ALL, each, longest=longest, hide=hide),
         }
         for table_id, spec in specs.items():
-            if self._columns.get(table_id) != spec:
-                self._columns[table_id] = spec
+            if self.columns.get(table_id) != spec:
+                self.columns[table_id] = spec
                 self.query_one(f"#{table_id}", RankTable).set_columns(spec)
 
     def on_resize(self) -> None:
-        if self.is_mounted and self._columns:
+        if self.is_mounted and self.columns:
             self.call_after_refresh(self.render_tables)
 
     def render_next(self) -> None:
@@ -526,7 +526,7 @@ class RooflineApp(App[None]):
         key, descending = self.sort.get(table_id, ("rank", False))
         if key == "rank" and not descending:
             return ""
-        label = dict((k, lab) for lab, k, _ in self._columns.get(table_id, [])).get(key, key)
+        label = dict((k, lab) for lab, k, _ in self.columns.get(table_id, [])).get(key, key)
         return f"  sorted by {label} {'↓' if descending else '↑'}"
 
     def render_detail(self) -> None:
@@ -735,7 +735,7 @@ class RooflineApp(App[None]):
         """Sort the focused ranking by its next column (rank → … → back to rank)."""
         table = self.focused if isinstance(self.focused, RankTable) else self.pct_table
         table_id = table.id or "by-pct"
-        keys = [k for _, k, _ in self._columns.get(table_id, [])]
+        keys = [k for _, k, _ in self.columns.get(table_id, [])]
         current, _ = self.sort.get(table_id, ("rank", False))
         nxt = keys[(keys.index(current) + 1) % len(keys)] if current in keys else "rank"
         self._sort_by(table_id, nxt, toggle=False)

@@ -54,7 +54,7 @@ def expected_tables(round_dir: Path, sources: Any, app: Any) -> tuple[
     result = analyze_round_with_history(round_dir, sources)
     pct_rows, gain_rows = view.rankings(result.artifact)
     pct, gain = view.table_rows(pct_rows, gain_rows, view.display_names(pct_rows),
-                                app._columns["by-pct"], app._columns["by-gain"])
+                                app.columns["by-pct"], app.columns["by-gain"])
     return ([[c.plain for c in cells] for _, cells, _ in pct],
             [[c.plain for c in cells] for _, cells, _ in gain],
             result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain)

@@ -50,7 +50,7 @@ async def test_c_opens_the_chart_and_follows_the_selection(profile: Path) -> Non
         await pilot.press("down")
         await pilot.pause()
         assert chart.selected != "fused_moe_kernel"
-        row = app._rows[app.selected_key]
+        row = app.selected_row
         assert row.entry.short_name == chart.selected
         assert app.pct_table.current_key == app.selected_key
 
@@ -119,7 +119,7 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)  # let the watcher register its paths before the first write
-        moe = app._rows["fused_moe_kernel"].entry
+        moe = app.shown_result.artifact.entry("fused_moe_kernel")
         assert moe.stage == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
         task.mkdir()
@@ -127,5 +127,5 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
             "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
             "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
             "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
-        await wait_until(pilot, lambda: app._rows["fused_moe_kernel"].entry.stage == "B")
-        assert app._rows["fused_moe_kernel"].entry.confidence == "medium"
+        await wait_until(pilot, lambda: app.shown_result.artifact.entry("fused_moe_kernel").stage == "B")
+        assert app.shown_result.artifact.entry("fused_moe_kernel").confidence == "medium"
