@@ -492,7 +492,7 @@ class RooflineApp(App[None]):
                 self.query_one(f"#{table_id}", RankTable).set_columns(spec)
 
     def on_resize(self) -> None:
-        if self.is_mounted and self.columns:
+        if self.columns:
             self.call_after_refresh(self.render_tables)
 
     def render_next(self) -> None:

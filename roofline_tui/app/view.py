@@ -363,9 +363,10 @@ def table_rows(pct_rows: list[Row], gain_rows: list[Row], display: dict[str, str
     gain_keys = [k for _, k, _ in gain_cols]
     pw = dict((k, w) for _, k, w in pct_cols).get("kernel", 30)
     gw = dict((k, w) for _, k, w in gain_cols).get("kernel", 30)
-    pct = [(r.key, pct_cells(r, pct_keys, names.fit(display[r.key], pw, everyone)),
-            full_name(r.entry)) for r in pct_rows]
-    gain = [(r.key, gain_cells(r, moves.get(r.key), gain_keys,
+    pct: list[TableRow] = [
+        (r.key, pct_cells(r, pct_keys, names.fit(display[r.key], pw, everyone)),
+         full_name(r.entry)) for r in pct_rows]
+    gain: list[TableRow] = [(r.key, gain_cells(r, moves.get(r.key), gain_keys,
                                names.fit(display[r.key], gw, everyone)), full_name(r.entry))
             for r in gain_rows]
     return pct, gain

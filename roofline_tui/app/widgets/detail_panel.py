@@ -54,4 +54,4 @@ class DetailPanel(Vertical):
     def set_label(self, pane_id: str, label: str) -> None:
         tab = self.tabs.get_tab(pane_id)
         if str(tab.label) != label:
-            tab.label = Text(label)  # type: ignore[assignment]
+            tab.label = Text(label)
