@@ -21,6 +21,7 @@ from roofline_tui.core.artifact import (
     Confidence,
     Degraded,
     Entry,
+    GraphReplayInfo,
     InputsUsed,
     PeaksInfo,
     Regime,
@@ -375,14 +376,20 @@ class _Head:
 
 
 @dataclass
-class _Modelled:
+class _Timed:
+    """A head's time: per launch and per logical unit."""
+
+    t_ms: float  # per launch
+    t_launch_s: float
+    t_unit_s: float
+
+
+@dataclass
+class _Modelled(_Timed):
     """The byte/FLOP model's answer for one head, over one logical unit."""
 
     est: OpEstimate
     n_launch: int
-    t_ms: float  # per launch
-    t_launch_s: float
-    t_unit_s: float
 
 
 def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
@@ -402,6 +409,9 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     _timing(h, sh)
     modelled = _byte_flop_model(h, cls, sh)
     if isinstance(modelled, str):
+        measured = _counters_only(h, cls, sh, modelled)
+        if measured is not None:
+            return measured
         h.entry.notes = " ".join(h.notes + [f"Not modelled: {modelled}."])
         return _verdict(h.entry, head, sh, None, modelled), modelled
     peak_bw = sh.peaks.hbm_bw_bytes_s
@@ -490,6 +500,55 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
                      t_unit_s=t_launch_s * n_launch)
 
 
+# target for a kernel whose class has no model: the lowest of the spec's priors (§7)
+UNMODELLED_TARGET_EFF = 0.50
+
+
+def _counters_only(
+    h: _Head, cls: Classification, sh: _Shared, why_no_model: str
+) -> tuple[Entry, str | None] | None:
+    """Stage C without a model (issue 13 item 9): measured bytes (and FLOPs, when counted)
+    per dispatch with the profile's per-launch time give a roofline on their own. The unit is
+    one launch; confidence comes from the measured axis; ``measurement_basis`` is
+    ``counters``. ``None`` when the counters cannot carry it (no bytes measured, no time,
+    no peak bandwidth, or a collective, whose bytes cross links rather than HBM)."""
+    e, head = h.entry, h.row
+    m = h.refine.measurement if h.refine is not None else None
+    peak_bw = sh.peaks.hbm_bw_bytes_s
+    if (m is None or m.bytes_per_dispatch is None or not m.bytes_per_dispatch > 0
+            or e.t_ms is None or not e.t_ms > 0 or not peak_bw or cls.op_class == "comm"):
+        return None
+    t_launch_s = e.t_ms / 1000.0
+    mo = _Timed(t_ms=e.t_ms, t_launch_s=t_launch_s, t_unit_s=t_launch_s)
+    if cls.op_class in MODELS:
+        e.target_eff, e.target_eff_source = _target_eff(cls.op_class, sh.options)
+    else:
+        e.target_eff = UNMODELLED_TARGET_EFF
+        e.target_eff_source = ("no model for this class: the lowest spec §7 prior "
+                               f"({UNMODELLED_TARGET_EFF:g})")
+    e.unit = "1 launch (measured per dispatch)"
+    e.launches_per_unit = 1
+    e.t_unit_ms = e.t_ms
+    e.model = "counters only"
+    e.compute_dtype = m.flops_dtype
+    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, m.flops_dtype)
+    e.peak_flops_dtype = flops_dtype
+    if flops_note:
+        e.assumptions.append(flops_note)
+    flops = m.flops_per_dispatch if m.flops_per_dispatch is not None else 0.0
+    src = f"{m.source} ({Path(m.path).name}, {m.dispatches} dispatches)"
+    h.notes.append(f"No byte/FLOP model ({why_no_model}); stage C: measured bytes"
+                   f"{' and FLOPs' if m.flops_per_dispatch is not None else ''} per dispatch "
+                   f"from {src} with the profile's per-launch time give the roofline.")
+    if m.flops_per_dispatch is None:
+        h.notes.append("FLOPs not counted: the compute axis is unknown (taken as 0).")
+    h.notes.append("Counters see traffic below L2 (fabric/DRAM side), not the HBM pins.")
+    e.measurement_basis = "counters"
+    no_verdict = _roofline(h, mo, m.bytes_per_dispatch, flops, peak_bw, peak_flops, sh)
+    e.notes = " ".join(h.notes)
+    return _verdict(e, head, sh, no_verdict, None, refine=h.refine), None
+
+
 def _no_roof(h: _Head, m: _Modelled) -> None:
     """No peak bandwidth: the achieved rates of the first candidate, and no verdict."""
     c = m.est.candidates[0]
@@ -547,7 +606,7 @@ def _measured_refinement(h: _Head, m: _Modelled, chosen: Alternative) -> tuple[f
 
 
 def _roofline(
-    h: _Head, mo: _Modelled, bytes_est: float, flops_est: float, peak_bw: float,
+    h: _Head, mo: _Timed, bytes_est: float, flops_est: float, peak_bw: float,
     peak_flops: float | None, sh: _Shared,
 ) -> str | None:
     """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks.
@@ -799,5 +858,9 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         skill_errors=errors,
         doctrine_note=DOCTRINE,
     )
+    if topn.notes:
+        artifact.profile_notes = list(topn.notes)
+    if topn.graph_replay is not None:
+        artifact.graph_replay = GraphReplayInfo.model_validate(topn.graph_replay.model_dump())
     return artifact
 

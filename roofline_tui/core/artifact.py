@@ -388,6 +388,16 @@ class RoundMovement(Record):
     kernels: list[MovementRow] = when_set_list()
 
 
+class GraphReplayInfo(Record):
+    """The profile's kernels were (partly) replayed from CUDA/HIP graphs (from the importer):
+    the Top-N misses the kernels launched inside a capture, or cannot shape replayed ones."""
+
+    launch_calls: int | None = None  # runtime *LaunchKernel calls in the trace
+    graph_launches: int | None = None  # cudaGraphLaunch / hipGraphLaunch calls
+    kernel_events: int | None = None  # GPU events recorded on the chosen device
+    warning: str | None = None  # the one-line warning shown on the dashboard and in md
+
+
 class Artifact(Record):
     # -- the spec's fields (always written)
     skill: str = "roofline"
@@ -412,6 +422,12 @@ class Artifact(Record):
     target_eff_source: str | None = when_set()
     inputs: InputsUsed = when_set(factory=InputsUsed)
     doctrine_note: str | None = when_set()
+    # -- what the profile's importer noticed (bad rows skipped, graph replay, names cut ...)
+    profile_notes: list[str] = when_set(
+        factory=list, description="notes the importer wrote into profile_topN.json, one line "
+        "each (sanitised)")
+    graph_replay: GraphReplayInfo | None = when_set(
+        description="launch accounting when kernels were replayed from CUDA/HIP graphs")
     # -- round over round
     movement: RoundMovement | None = when_set()
     round_history: RoundContext | None = when_set()

@@ -13,7 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import coerce_number, integer, number
-from roofline_tui.core.names import SHORT_NAME_MAX, short_name  # noqa: F401 - re-exported
+from roofline_tui.core.names import (  # noqa: F401 - SHORT_NAME_MAX re-exported
+    SHORT_NAME_MAX,
+    cap_name,
+    short_name,
+)
 from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
 
@@ -183,6 +187,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     name = _str(raw.get("name")) or _str(raw.get("short_name"))
     if name is None:
         return None, f"{where}: no kernel name, skipped"
+    name = cap_name(name)  # a megabyte name is cut here, with a digest of the whole
     pct_raw = raw.get("pct_gpu_time")
     pct_c = coerce_number(pct_raw, nonneg=True)
     pct = pct_c.value

@@ -126,6 +126,11 @@ def artifact_to_markdown(a: Artifact) -> str:
         out.append(f"- **Scope** {md_cell(a.head_selection)}")
     if a.target_eff_source:
         out.append(f"- **target_eff** from {md_cell(a.target_eff_source)}")
+    if a.graph_replay is not None and a.graph_replay.warning:
+        out.append(f"- **Graph replay** {md_cell(a.graph_replay.warning)}")
+    for note in a.profile_notes:
+        if a.graph_replay is None or note != a.graph_replay.warning:
+            out.append(f"- **Profile** {md_cell(note)}")
     out.append("")
     plot_file = a.plot_file
     if plot_file:  # written beside the artifact by --plot

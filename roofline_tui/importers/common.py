@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core import units
 from roofline_tui.core.inputs import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
@@ -341,7 +342,7 @@ def _phase_fields(agg: KernelAgg, serving: ServingInfo, conc: int | None,
 def to_markdown(doc: dict[str, Any]) -> str:
     lines = [f"# Profile Top-{len(doc['top_kernels'])} — standardized summary", ""]
     lines.append(f"- source: `{md_cell(doc['source'])}`")
-    lines.append(f"- total GPU time: **{doc['total_gpu_time_ms']:.2f} ms** over "
+    lines.append(f"- total GPU time: **{units.millis(doc['total_gpu_time_ms'])}** over "
                  f"{doc['num_kernel_launches']} launches, {doc['num_distinct_kernels']} distinct "
                  "kernels")
     sv = doc.get("serving")
@@ -363,7 +364,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines.append(
             f"| {k['rank']} | `{md_cell(k['short_name'], limit=60)}` | {k['classification']} | "
             f"{k['backend_guess']} | {'Y' if k['editable'] else 'N'} | {k.get('phase', '?')} | "
-            f"{k['calls']} | {k['total_ms']:.3f} | {k['pct_gpu_time']:.2f} | {k['avg_us']:.1f} | "
+            f"{k['calls']} | {units.fixed(k['total_ms'], 3)} | {units.fixed(k['pct_gpu_time'], 2)} | "
+            f"{units.fixed(k['avg_us'], 1)} | "
             f"`{md_cell(sh)}` |"
         )
     return "\n".join(lines) + "\n"

@@ -8,8 +8,6 @@ import gzip
 import io
 import re
 import sqlite3
-import time
-import urllib.parse
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -18,6 +16,13 @@ from typing import Any
 
 from roofline_tui.core import store, units
 from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.measured._util import (
+    SQLITE_ROW_BUDGET,
+    SQLITE_TIME_BUDGET_S,
+    QueryBudget,
+    open_sqlite_ro,
+    sqlite_uri,
+)
 from roofline_tui.core.measured.counters import sniff
 from roofline_tui.core.names import cap_name, is_truncated
 from roofline_tui.core.textsafe import printable
@@ -235,7 +240,40 @@ def _rocprof_csv(path: Path) -> _Read:
         out.rows.append(_Row(device, name, float(dur)))
     out.skipped = skipped.total()
     out.notes = skipped.notes(pname)
+    if any(h.strip().upper().startswith(("SQ_", "TCC_", "TCP_", "GRBM_")) for h in head):
+        out.notes.append(f"{pname}: kernel times from a counter-collection run (dispatches "
+                         "serialised, counters on): prefer a --kernel-trace run's times")
+    out.device = device_beside(path)
     return out
+
+
+def device_beside(path: Path) -> DeviceInfo | None:
+    """The GPU named by a rocprof-compute ``sysinfo.csv`` or a rocprofv3 ``*agent_info.csv``
+    in the same directory as ``path``."""
+    try:
+        side = sorted(Path(path).parent.glob("*sysinfo*.csv")) + \
+            sorted(Path(path).parent.glob("*agent_info*.csv"))
+    except OSError:
+        return None
+    for s in side[:4]:
+        try:
+            rows = list(csv.reader(io.StringIO(_read_text(s))))
+        except ImportProblem:
+            continue
+        if len(rows) < 2:
+            continue
+        head = [h.strip().lower() for h in rows[0]]
+        if "gpu_arch" in head:
+            r = dict(zip(head, rows[1], strict=False))
+            return identify(r.get("gpu_model") or None, {}, arch_hint=r.get("gpu_arch"),
+                            source=f"{s.name} gpu_arch/gpu_model")
+        if "agent_type" in head and "name" in head:
+            for r in (dict(zip(head, row, strict=False)) for row in rows[1:]):
+                if r.get("agent_type", "").strip().upper() == "GPU":
+                    return identify(r.get("product_name") or None, {},
+                                    arch_hint=r.get("name"),
+                                    source=f"{s.name} (node {r.get('node_id', '?')})")
+    return None
 
 
 def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
@@ -382,46 +420,19 @@ def _rocprofv3_json(path: Path) -> _Read:
 # rocpd SQLite
 
 
-ROCPD_TIME_BUDGET_S = 20.0
-ROCPD_STEP_BUDGET = 2_000_000_000  # SQLite VM steps, checked every 10,000
-ROCPD_ROW_BUDGET = 20_000_000
+ROCPD_TIME_BUDGET_S = SQLITE_TIME_BUDGET_S
+ROCPD_ROW_BUDGET = SQLITE_ROW_BUDGET
+rocpd_uri = sqlite_uri  # the one quoting rule, shared with the counter loader
 
 
-def rocpd_uri(path: Path) -> str:
-    """A read-only ``file:`` URI for ``path``: every character that means something in a URI
-    (``?``, ``#``, ``%``, ``&``) is percent-encoded, so the file name cannot add parameters
-    (``evil?mode=rwc&x=.db`` opens that file, read-only, and creates nothing)."""
-    quoted = urllib.parse.quote(str(Path(path).resolve()), safe="/")
-    return f"file:{quoted}?mode=ro"
-
-
-class _Budget:
-    """SQLite progress handler: stop a query that runs too long (a recursive-CTE view)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-        self.steps = 0
-        self.tripped = False
-
-    def __call__(self) -> int:
-        self.steps += 10_000
-        if time.monotonic() > self.deadline or self.steps > ROCPD_STEP_BUDGET:
-            self.tripped = True
-            return 1  # non-zero interrupts the statement
-        return 0
-
-
-def open_rocpd(path: Path, seconds: float = ROCPD_TIME_BUDGET_S
-               ) -> tuple[sqlite3.Connection, _Budget]:
+def open_rocpd(path: Path, seconds: float | None = None
+               ) -> tuple[sqlite3.Connection, QueryBudget]:
     """A read-only connection with a time budget; raises :class:`ImportProblem`."""
     try:
-        con = sqlite3.connect(rocpd_uri(path), uri=True)
+        return open_sqlite_ro(path, ROCPD_TIME_BUDGET_S if seconds is None else seconds)
     except sqlite3.Error as exc:
         raise ImportProblem(f"{printable(path.name)}: cannot open SQLite database "
                             f"({printable(str(exc))})") from None
-    budget = _Budget(seconds)
-    con.set_progress_handler(budget, 10_000)
-    return con, budget
 
 
 def _rocpd_rows(path: Path) -> _Read:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core import units
 from roofline_tui.core.coerce import number
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.store import check_regular
@@ -504,7 +505,7 @@ def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
         per[d] = per.get(d, 0.0) + dur
     if not per:
         raise ImportProblem("no GPU events (kernel/gpu_memcpy/gpu_memset) in the trace")
-    listing = ", ".join(f"{d} ({t / 1000.0:.3f} ms)" for d, t in sorted(per.items()))
+    listing = ", ".join(f"{d} ({units.millis(t / 1000.0)})" for d, t in sorted(per.items()))
     if device_index is not None:
         if device_index not in per:
             raise ImportProblem(f"--device-index {device_index} not in the trace; devices: "

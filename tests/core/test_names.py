@@ -102,3 +102,12 @@ def test_a_200k_char_name_is_fast() -> None:
     short_name(name)
     _match([name], name + "x")
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_megabyte_topn_name_is_capped_where_it_is_read() -> None:
+    from roofline_tui.core.inputs import parse_entry
+
+    a, _ = parse_entry({"name": "x" * 1_000_000 + "a", "pct_gpu_time": 5}, 0)
+    b, _ = parse_entry({"name": "x" * 1_000_000 + "b", "pct_gpu_time": 5}, 1)
+    assert a is not None and b is not None
+    assert len(a.name) <= NAME_CAP and a.name != b.name  # the digest keeps them apart

@@ -127,6 +127,14 @@ def test_graph_capture_warns_launches_far_outnumber_kernels(cli, tmp_path: Path)
     topn, _problems, _inc = load_topn(tmp_path / "r" / "profile_topN.json")
     assert topn is not None and topn.graph_replay is not None
     assert topn.graph_replay.launch_calls == 60 and "misses" in (topn.graph_replay.warning or "")
+    # analyze carries it into the artifact's typed field (the dashboard's) and its markdown
+    run = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(tmp_path / "r")],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert run.returncode == 0, run.stderr
+    art = json.loads((tmp_path / "r" / "profile_roofline.json").read_text())
+    assert art["graph_replay"]["kernel_events"] == 10
+    assert art["graph_replay"]["warning"].startswith("graph replay: 60 kernel launch calls")
+    assert "**Graph replay**" in (tmp_path / "r" / "profile_roofline.md").read_text()
 
 
 def test_graph_launch_replayed_kernels_name_why_they_have_no_shapes() -> None:
@@ -406,3 +414,10 @@ def test_rocpd_schema_is_checked(tmp_path: Path) -> None:
     db = _rocpd(tmp_path / "odd.db", "CREATE TABLE kernels (foo TEXT)")
     with pytest.raises(ImportProblem, match="lacks the expected columns"):
         import_rocprofv3([db])
+
+
+def test_pmc_perf_times_name_the_device_beside_them() -> None:
+    """rocprof-compute ``sysinfo.csv`` next to the file names the arch (gfx950 on MI350)."""
+    res = import_rocprofv3([F / "vcopy_MI350" / "pmc_perf.csv"])
+    assert res.device_info is not None and res.device_info.arch == "gfx950"
+    assert any("counter-collection run" in n for n in res.doc["notes"])

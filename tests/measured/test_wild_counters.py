@@ -97,3 +97,73 @@ def test_impossible_counter_values_are_flagged_not_used(tmp_path: Path) -> None:
     assert any("flagged: WRITE_SIZE = -3 is negative" in n for n in neg.notes)
     assert fast.bytes_per_dispatch is None
     assert any("flagged: FETCH_SIZE" in n and "100 TB/s" in n for n in fast.notes)
+
+
+def test_many_counter_rows_and_long_names_stay_linear(tmp_path: Path) -> None:
+    """200k counter rows over 20k kernels, and one 200k-character kernel name: loading and
+    matching stay well under a few seconds each (the name is capped at the boundary with a
+    digest, and kernels are matched through an index built once)."""
+    import time
+
+    p = tmp_path / "counter_collection.csv"
+    with p.open("w") as fh:
+        fh.write('"Dispatch_Id","Kernel_Name","Counter_Name","Counter_Value"\n')
+        for i in range(200_000):
+            fh.write(f'{i},"kern_{i % 20_000}","FETCH_SIZE",{i}.0\n')
+    long = "k" * 200_000
+    q = tmp_path / "long" / "counter_collection.csv"
+    q.parent.mkdir()
+    q.write_text('"Dispatch_Id","Kernel_Name","Counter_Name","Counter_Value"\n'
+                 f'1,"{long}","FETCH_SIZE",1\n1,"{long}","WRITE_SIZE",1\n')
+    t0 = time.perf_counter()
+    cs = load_counters([p])
+    assert len(cs.measurements) == 20_000
+    for k in range(0, 20_000, 1000):
+        assert match_measurement(cs, f"void kern_{k}(int)") is not None
+    t1 = time.perf_counter()
+    cl = load_counters([q])
+    m = match_measurement(cl, long)
+    t2 = time.perf_counter()
+    assert m is not None and len(m.kernel) < 20_000 and m.bytes_per_dispatch == 2048
+    assert t1 - t0 < 60 and t2 - t1 < 5
+
+
+def _pmc_db(path: Path, view: str | None = None) -> Path:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    if view:
+        con.execute(view)
+    else:
+        con.execute("CREATE TABLE pmc_events (name TEXT, dispatch_id INTEGER, counter_name TEXT,"
+                    " counter_value REAL)")
+        con.executemany("INSERT INTO pmc_events VALUES (?, ?, ?, ?)",
+                        [("k", 1, "FETCH_SIZE", 2.0), ("k", 1, "WRITE_SIZE", 6.0)])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_rocpd_counter_db_name_cannot_inject_uri_parameters(tmp_path: Path) -> None:
+    """``evil?mode=rwc&x=.db`` under counters/: read as itself, read-only; no ``evil`` file is
+    created next to it (issue 16, "Wrong writes")."""
+    d = tmp_path / "counters"
+    d.mkdir()
+    db = _pmc_db(d / "evil?mode=rwc&x=.db")
+    before = sorted(p.name for p in d.iterdir())
+    m = match_measurement(load_counters([db]), "k")
+    assert m is not None and m.bytes_per_dispatch == 8 * 1024
+    assert sorted(p.name for p in d.iterdir()) == before
+
+
+def test_rocpd_runaway_pmc_view_stops_on_its_budget(tmp_path: Path, monkeypatch) -> None:
+    import roofline_tui.core.measured._util as util
+
+    monkeypatch.setattr(util, "SQLITE_TIME_BUDGET_S", 1.0)
+    db = _pmc_db(tmp_path / "bomb.db",
+                 "CREATE VIEW pmc_events AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                 "SELECT x+1 FROM c) SELECT 'k' AS name, x AS dispatch_id, 'FETCH_SIZE' AS "
+                 "counter_name, 1.0 AS counter_value FROM c WHERE x < 0")
+    cs = load_counters([db])
+    assert not cs.measurements
+    assert any("time budget" in p for p in cs.problems)

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
-from ._util import csv_rows, mean, read_text, to_float
+from ._util import SQLITE_ROW_BUDGET, csv_rows, mean, open_sqlite_ro, read_text, to_float
 from .models import KernelMeasurement
 
 DEFAULT_FLOPS_PER_MOP = 512.0
@@ -105,6 +105,9 @@ def parse_rocprofv3_csv(path: Path, rows: list[list[str]]) -> ParsedFile:
     di = _col(header, "dispatch_id", "correlation_id")
     si = _col(header, "start_timestamp", "start")
     ei = _col(header, "end_timestamp", "end")
+    if ki is None or ci is None or vi is None:  # the header test saw them; stated for safety
+        out.problems.append(f"{path.name}: no kernel, counter or value column")
+        return out
     by_kernel: dict[str, dict[object, Dispatch]] = {}
     occurrence: dict[tuple[str, str], int] = {}
     bad: list[str] = []
@@ -142,7 +145,7 @@ def parse_rocprofv3_csv(path: Path, rows: list[list[str]]) -> ParsedFile:
 def _ordered(dispatches: dict[object, Dispatch]) -> list[Dispatch]:
     items = list(dispatches.values())
     if all(d.id is not None for d in items):
-        items.sort(key=lambda d: d.id)
+        items.sort(key=lambda d: d.id if d.id is not None else 0.0)
     return items
 
 
@@ -151,7 +154,7 @@ def parse_rocpd(path: Path) -> ParsedFile:
     names from the ``kernels`` view when ``pmc_events`` lacks them."""
     out = ParsedFile(path=path, source="rocpd")
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con, budget = open_sqlite_ro(path)
     except sqlite3.Error as exc:
         out.problems.append(f"{path.name}: cannot open as SQLite ({exc})")
         return out
@@ -189,11 +192,20 @@ def parse_rocpd(path: Path) -> ParsedFile:
             dur = "NULL"
         sql = (
             f"SELECT {name_expr}, p.dispatch_id, p.counter_name, p.counter_value, {dur} "
-            f"FROM pmc_events p{join}"
+            f"FROM pmc_events p{join} LIMIT {SQLITE_ROW_BUDGET + 1}"
         )
         rows = con.execute(sql).fetchall()
+        if len(rows) > SQLITE_ROW_BUDGET:
+            out.problems.append(f"{path.name}: more than {SQLITE_ROW_BUDGET:,} counter rows; "
+                                "not read (row budget)")
+            return out
     except sqlite3.Error as exc:
-        out.problems.append(f"{path.name}: rocpd query failed ({exc})")
+        if budget.tripped:
+            out.problems.append(f"{path.name}: rocpd query stopped after its time budget "
+                                f"({budget.seconds:g} s): a view too costly to read "
+                                "(recursive or cross-joined?)")
+        else:
+            out.problems.append(f"{path.name}: rocpd query failed ({exc})")
         return out
     finally:
         con.close()
@@ -396,11 +408,13 @@ def _drop_impossible(d: Dispatch, flagged: list[str]) -> Dispatch:
         flagged.append(f"flagged: {k} = {v:g} is negative (impossible); not used")
     if d.duration_s:
         for k in _BYTE_COUNTERS:
-            v = d.counters.get(k)
-            if v is not None and k not in bad and v * 1024 / d.duration_s > MAX_PLAUSIBLE_BYTES_PER_S:
-                bad[k] = v
+            count = d.counters.get(k)
+            if count is not None and k not in bad and (
+                count * 1024 / d.duration_s > MAX_PLAUSIBLE_BYTES_PER_S
+            ):
+                bad[k] = count
                 flagged.append(
-                    f"flagged: {k} = {v:g} KiB in {d.duration_s * 1e6:.3g} us is above "
+                    f"flagged: {k} = {count:g} KiB in {d.duration_s * 1e6:.3g} us is above "
                     "100 TB/s (impossible for any device); not used")
     if not bad:
         return d
@@ -557,7 +571,7 @@ def measure_kernel(
     flops_dtype = None
     positive = {dt: v for dt, v in flops_by_dtype.items() if v > 0}
     if positive and not untyped_seen:
-        flops_dtype = max(positive, key=positive.get)
+        flops_dtype = max(positive, key=lambda dt: positive[dt])
     elif positive and untyped_seen:
         out_notes.append("MfmaFlops total has no dtype split; flops_dtype left unknown")
     corroboration: dict[str, float] = {}
@@ -577,7 +591,7 @@ def measure_kernel(
         duration_s=mean(durs),
         corroboration=corroboration,
         missing=missing,
-        source=source,  # type: ignore[arg-type]
+        source=source,
         path=path,
         notes=out_notes,
         read_bytes_per_dispatch=mean(reads),

@@ -242,10 +242,10 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                 for m in ncu.measure_launches(launches, source=source, path=str(p)).values():
                     _add(result.measurements, m, problems)
             elif kind == "roofline-v1":
-                m, probs = roofline_v1.parse_roofline_v1(p)
+                rv1, probs = roofline_v1.parse_roofline_v1(p)
                 problems.extend(probs)
-                if m is not None:
-                    rooflines.setdefault(m.kernel, []).append((p, m))
+                if rv1 is not None:
+                    rooflines.setdefault(rv1.kernel, []).append((p, rv1))
             elif kind == "sysinfo":
                 if not any(k == "rocprof-compute-pmc" and q.parent == p.parent
                            for q, k in kinds.items()):
@@ -330,7 +330,7 @@ def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasureme
     """The measurement for a profile kernel name, by the rule in ``names`` (exact, then
     short/demangled name, then prefix; ties to the longest name, then most dispatches)."""
     try:
-        index = counters.name_index()
-        return index.match(kernel_name)  # type: ignore[no-any-return]
+        found: KernelMeasurement | None = counters.name_index().match(kernel_name)
+        return found
     except Exception:  # noqa: BLE001 - matching must never fail a run
         return None

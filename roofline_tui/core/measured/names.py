@@ -28,7 +28,7 @@ import bisect
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-from ..names import is_truncated, name_key, prefix_compatible
+from ..names import cap_name, is_truncated, name_key, prefix_compatible
 from ..names import short_name as short_name
 
 T = TypeVar("T")
@@ -62,6 +62,7 @@ class NameIndex(Generic[T]):
         """Apply the matching rule (module docstring) to ``query``."""
         if not query or not self.items:
             return None
+        query = cap_name(query)  # names are capped where they are read: compare like with like
         exact = self.exact.get(query)
         if exact:
             return _pick_scored([(c, len(query)) for c in exact], self.size_of, self.names_of)

@@ -14,6 +14,7 @@ prefixes) to base units.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..dtypes import canonical_dtype
@@ -184,7 +185,7 @@ def parse_raw(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list[str
 
 def load_ncu_rep(path: Path) -> tuple[list[Launch], list[str]]:
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report
     except Exception:  # noqa: BLE001 - any import failure means "not available"
         return [], [f"{path.name}: {NCU_REP_MISSING}"]
     launches: list[Launch] = []
@@ -208,7 +209,20 @@ def load_ncu_rep(path: Path) -> tuple[list[Launch], list[str]]:
     return launches, []
 
 
-def _launch_values(m: dict[str, float]) -> dict[str, object]:
+@dataclass
+class _LaunchValues:
+    """What one launch's metrics say: DRAM bytes, FLOPs by dtype (SASS and tensor pipe)."""
+
+    read: float | None
+    write: float | None
+    total: float | None
+    sass: dict[str, float]
+    tensor: dict[str, float]
+    time: float | None
+    tensor_insts: float | None
+
+
+def _launch_values(m: dict[str, float]) -> _LaunchValues:
     rd = m.get("dram__bytes_read.sum")
     wr = m.get("dram__bytes_write.sum")
     total = rd + wr if rd is not None and wr is not None else m.get("dram__bytes.sum")
@@ -232,15 +246,15 @@ def _launch_values(m: dict[str, float]) -> dict[str, object]:
         if tm:
             dt = canonical_dtype(tm.group(1)) or tm.group(1)
             tensor[dt] = tensor.get(dt, 0.0) + v
-    return {
-        "read": rd,
-        "write": wr,
-        "total": total,
-        "sass": sass,
-        "tensor": tensor,
-        "time": m.get("gpu__time_duration.sum"),
-        "tensor_insts": m.get("sm__inst_executed_pipe_tensor.sum"),
-    }
+    return _LaunchValues(
+        read=rd,
+        write=wr,
+        total=total,
+        sass=sass,
+        tensor=tensor,
+        time=m.get("gpu__time_duration.sum"),
+        tensor_insts=m.get("sm__inst_executed_pipe_tensor.sum"),
+    )
 
 
 def measure_launches(
@@ -255,9 +269,9 @@ def measure_launches(
         vals = [_launch_values(la.metrics) for la in ls]
         notes: list[str] = []
         missing: list[str] = []
-        totals = [v["total"] for v in vals if v["total"] is not None]
-        reads = [v["read"] for v in vals if v["read"] is not None]
-        writes = [v["write"] for v in vals if v["write"] is not None]
+        totals = [v.total for v in vals if v.total is not None]
+        reads = [v.read for v in vals if v.read is not None]
+        writes = [v.write for v in vals if v.write is not None]
         if totals:
             notes.append(BYTES_NOTE)
             if len(totals) < len(ls):
@@ -272,9 +286,9 @@ def measure_launches(
                     "only DRAM reads were collected: read_bytes_per_dispatch is a "
                     "lower bound; bytes_per_dispatch left unknown"
                 )
-        sass_present = any(v["sass"] for v in vals)
-        tensor_present = any(v["tensor"] for v in vals)
-        tensor_insts = [v["tensor_insts"] for v in vals if v["tensor_insts"] is not None]
+        sass_present = any(v.sass for v in vals)
+        tensor_present = any(v.tensor for v in vals)
+        tensor_insts = [v.tensor_insts for v in vals if v.tensor_insts is not None]
         flops_by_dtype: dict[str, float] = {}
         flops_per_dispatch = None
         corroboration: dict[str, float] = {}
@@ -283,7 +297,7 @@ def measure_launches(
             acc: dict[str, float] = {}
             for v in vals:
                 total = 0.0
-                for part in (v["sass"], v["tensor"]):
+                for part in (v.sass, v.tensor):
                     for dt, f in part.items():
                         acc[dt] = acc.get(dt, 0.0) + f
                         total += f
@@ -295,7 +309,8 @@ def measure_launches(
                 + (" + tensor-pipe ops" if tensor_present else "")
             )
             if not tensor_present and tensor_insts and max(tensor_insts) > 0:
-                corroboration["SassFlops"] = flops_per_dispatch
+                if flops_per_dispatch is not None:
+                    corroboration["SassFlops"] = flops_per_dispatch
                 flops_per_dispatch = None
                 flops_by_dtype = {}
                 missing.append("sm__ops_path_tensor_src_*_dst_*.sum")
@@ -315,8 +330,8 @@ def measure_launches(
                 "locks clocks to base by default)"
             )
         positive = {dt: f for dt, f in flops_by_dtype.items() if f > 0}
-        flops_dtype = max(positive, key=positive.get) if positive else None
-        times = [v["time"] for v in vals if v["time"] is not None]
+        flops_dtype = max(positive, key=lambda dt: positive[dt]) if positive else None
+        times = [v.time for v in vals if v.time is not None]
         if times:
             notes.append("duration is from the ncu replay run: informational only")
         out[kernel] = KernelMeasurement(
@@ -328,7 +343,7 @@ def measure_launches(
             duration_s=mean(times),
             corroboration=corroboration,
             missing=missing,
-            source=source,  # type: ignore[arg-type]
+            source=source,
             path=path,
             notes=notes,
             read_bytes_per_dispatch=mean(reads),

@@ -11,6 +11,7 @@ stay None; numeric case metrics go to ``corroboration``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ._util import read_json, to_float
 from .models import KernelMeasurement
@@ -61,31 +62,37 @@ def phase_of(path: Path) -> str:
     return "other"
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
 def parse_roofline_v1(
     path: Path, doc: dict | None = None
 ) -> tuple[KernelMeasurement | None, list[str]]:
-    if doc is None:
+    data: Any = doc
+    if data is None:
         try:
-            doc = read_json(path)
+            data = read_json(path)
         except (OSError, ValueError) as exc:
             return None, [f"{path.name}: not JSON ({str(exc)[:80]})"]
-    if not looks_like_roofline_v1(doc):
+    if not looks_like_roofline_v1(data):
         return None, [f"{path.name}: not a roofline-v1 report"]
-    status = doc.get("status")
-    cases = [c for c in doc["cases"] if isinstance(c, dict)]
+    status = data.get("status")
+    cases = [c for c in data["cases"] if isinstance(c, dict)]
     matched = [c for c in cases if c.get("status", "matched") == "matched"]
-    target = doc.get("target") if isinstance(doc.get("target"), dict) else {}
+    target = _obj(data.get("target"))
     kernel = kernel_from_path(path) or (target.get("logical_name") if target else None)
     if not matched:
-        why = doc.get("reason") or status or "no cases"
+        why = data.get("reason") or status or "no cases"
         return None, [f"{path.name}: roofline-v1 has no matched case ({why})"]
-    summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+    summary = _obj(data.get("summary"))
     dom_id = summary.get("dominant_case_id") if summary else None
     case = next((c for c in matched if dom_id is not None and c.get("case_id") == dom_id), None)
     if case is None:
         case = max(matched, key=lambda c: to_float(c.get("weight")) or 0.0)
-    metrics = case.get("metrics") if isinstance(case.get("metrics"), dict) else {}
-    cls = case.get("classification") if isinstance(case.get("classification"), dict) else {}
+    metrics = _obj(case.get("metrics"))
+    cls = _obj(case.get("classification"))
     if not cls and summary and isinstance(summary.get("dominant_classification"), dict):
         cls = summary["dominant_classification"]
     kname = case.get("matched_kernel_name") or case.get("kernel")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from ..dtypes import canonical_dtype
 from ._util import as_int, int_list, read_json, shape_list, to_float
@@ -230,17 +231,16 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
     if wl_file is not None and not isinstance(wl_file, dict):
         problems.append("workload.json is not a JSON object; ignored")
     rg_file = _load_json(task_dir / "regime.json", problems)
-    regime = (
+    regime_raw = (
         rg_file
         if isinstance(rg_file, dict)
         else (
             meta.get("regime")
             if isinstance(meta.get("regime"), dict)
             else (workload or {}).get("regime")
-            if isinstance((workload or {}).get("regime"), dict)
-            else {}
         )
     )
+    regime: dict[str, Any] = regime_raw if isinstance(regime_raw, dict) else {}
     notes: list[str] = []
 
     if "shape_counts" in meta or ("target" in meta and "attr" in meta):
@@ -260,7 +260,7 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
         if isinstance(meta.get("cases"), list)
         else []
     )
-    by_name = {}
+    by_name: dict[str, dict[str, Any]] = {}
     for c in meta_cases:
         for key in ("name", "sig"):
             if isinstance(c.get(key), str):
@@ -274,7 +274,8 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
         cases = _raw_capture_cases(meta, meta_cases, by_name, wl_cases, problems)
     elif layout in ("geak-op-task-v1", "workload-only"):
         if wl_cases:
-            cases = [_workload_case(c, by_name.get(c.get("name")), geometry) for c in wl_cases]
+            cases = [_workload_case(c, by_name.get(str(c.get("name"))), geometry)
+                     for c in wl_cases]
             unknown = [c.get("name") for c in wl_cases if c.get("name") not in by_name]
             if meta_cases and unknown:
                 notes.append(f"{len(unknown)} workload case(s) not in meta cases")
@@ -322,9 +323,10 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
         else:
             notes.append("no call counts: ShapeCase.count holds weight_norm (relative weight)")
 
-    quant = regime.get("quant") if isinstance(regime.get("quant"), dict) else {}
-    wquant = (workload or {}).get("quant")
-    wquant = wquant if isinstance(wquant, dict) else {}
+    quant_raw = regime.get("quant")
+    quant: dict[str, Any] = quant_raw if isinstance(quant_raw, dict) else {}
+    wquant_raw = (workload or {}).get("quant")
+    wquant: dict[str, Any] = wquant_raw if isinstance(wquant_raw, dict) else {}
     compute = _first_dtype(meta.get("compute_dtype"), meta.get("dtype"))
     weight_dtype = _first_dtype(
         quant.get("weight_dtype"), wquant.get("weight_dtype"), meta.get("dtype")
@@ -350,7 +352,7 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
     shapes = CapturedShapes(
         kernel=kernel,
         task_dir=str(task_dir),
-        layout=layout,  # type: ignore[arg-type]
+        layout=layout,
         op_kind=op_kind if isinstance(op_kind, str) else None,
         cases=cases,
         moe=moe,
@@ -442,13 +444,14 @@ def _moe_params(meta: dict) -> MoEParams:
 
 
 def _moe_shapes(meta: dict, m: int) -> list[list[int]]:
-    shapes = []
+    shapes: list[list[int]] = []
     for key in ("a_shape", "b_shape"):
         dims = meta.get(key)
         if isinstance(dims, list):
             resolved = [m if d == "M" else as_int(d) for d in dims]
-            if all(isinstance(d, int) for d in resolved):
-                shapes.append(resolved)
+            known = [d for d in resolved if isinstance(d, int)]
+            if len(known) == len(resolved):
+                shapes.append(known)
     return shapes
 
 

@@ -74,7 +74,7 @@ def estimate(ctx: OpContext) -> OpEstimate:
         f"per-expert weights 3·H·I = {per_expert:.0f} elems at {ctx.weight_dtype} {w:g} B",
         f"activations at {ctx.activation_dtype} {a:g} B: layer input and output "
         f"{io_bytes / 1e6:.2f} MB; intermediates {inter_bytes / 1e6:.2f} MB "
-        + (f"fit in L2 ({l2 / 1e6:.1f} MB) and are not counted" if inter_in_l2
+        + (f"fit in L2 ({(l2 or 0) / 1e6:.1f} MB) and are not counted" if inter_in_l2
            else "counted (larger than L2)"),
         f"all-expert alternative streams all {e} experts: {all_bytes / 1e6:.1f} MB per layer",
         "shared experts and block-quant scales not counted",
