@@ -52,12 +52,18 @@ def expected_tables(round_dir: Path, sources: Any, app: Any) -> tuple[
     """What the screen must show for ``round_dir``: the engine's analysis, rendered by ``view``
     with the columns the app shows now."""
     result = analyze_round_with_history(round_dir, sources)
-    pct_rows, gain_rows = view.rankings(result.artifact)
+    pct, gain = rendered(result.artifact, app)
+    return pct, gain, result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain
+
+
+def rendered(artifact: Any, app: Any) -> tuple[list[list[str]], list[list[str]]]:
+    """The cells ``view`` renders for ``artifact`` with the app's current columns (they follow
+    the shown result: a change column only with history, for example)."""
+    pct_rows, gain_rows = view.rankings(artifact)
     pct, gain = view.table_rows(pct_rows, gain_rows, view.display_names(pct_rows),
                                 app.columns["by-pct"], app.columns["by-gain"])
     return ([[c.plain for c in cells] for _, cells, _ in pct],
-            [[c.plain for c in cells] for _, cells, _ in gain],
-            result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain)
+            [[c.plain for c in cells] for _, cells, _ in gain])
 
 
 def table_keys(table: Any) -> list[str]:
@@ -193,12 +199,15 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         shutil.rmtree(profile / "round_3", ignore_errors=True)
         generation = app.session.generation
         round_dir.joinpath("profile_topN.json").write_bytes(final)
-        want_pct, want_gain, by_pct, by_gain = expected_tables(round_dir, app.sources, app)
+        final_result = analyze_round_with_history(round_dir, app.sources)
+        by_pct = final_result.artifact.ranking_by_pct
+        by_gain = final_result.artifact.ranking_by_expected_gain
         await wait_until(pilot, lambda: app.session.generation > generation and cells(app.pct_table)
-                         == want_pct, timeout=15)
+                         == rendered(final_result.artifact, app)[0], timeout=15)
         await settle(pilot)
         await pilot.pause(0.5)  # nothing late (a superseded analysis) may overwrite it
         await settle(pilot)
+        want_pct, want_gain = rendered(final_result.artifact, app)
 
         assert failures == []
         # the broken states did reach the app (and were shown in place, not crashed on)

@@ -211,15 +211,19 @@ async def test_a_truncated_topn_is_called_invalid_with_where_after_a_few_seconds
     r = profile / "round_2"
     text = (r / "profile_topN.json").read_text()
     (r / "profile_topN.json").write_text(text[: len(text) // 3])  # left half-written
-    app = make_app(profile, invalid_after_s=0.4)
+    app = make_app(profile, invalid_after_s=0.3)
+    now = [1000.0]
+    app.session.monotonic = lambda: now[0]  # the session's clock: time passes when we say so
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         status = app.query_one("#status")
+        await pilot.pause(0.5)  # the re-check timers fire: no time has passed for the session
         assert "is being written" in str(status.content)
+        now[0] += 0.31  # 0.31 s without a change
         await wait_until(pilot, lambda: "is invalid" in str(status.content), timeout=3)
         note = str(status.content)
         assert note.startswith("profile_topN.json in round_2 is invalid: invalid JSON at line ")
-        assert "column" in note and "unchanged for 0.4 s" in note
+        assert "column" in note and "unchanged for 0.3 s" in note
         assert status.has_class("-error")
 
 
