@@ -36,6 +36,7 @@ FLAG_STYLE = {
     "unmodelled": "bright_black",
     "contradiction": "bold magenta",
     "caution": "bold yellow",
+    "counters-contradict": "bold magenta",
 }
 # One character per flag in the tables (the legend is in the help screen and the Flags tab).
 FLAG_SYMBOL = {
@@ -44,13 +45,16 @@ FLAG_SYMBOL = {
     "unmodelled": "U",
     "contradiction": "C",
     "caution": "!",
+    "counters-contradict": "≠",
 }
-FLAG_ORDER = ("caution", "suspect", "contradiction", "dispatch-bound", "unmodelled")
+FLAG_ORDER = ("caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
+              "unmodelled")
 FLAG_MEANING = {
     "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
                "never the next target",
     "suspect": "the model implies a rate above peak (roofline clamped, shown with !)",
     "contradiction": "a measured speedup beat the prediction: the model is wrong for this kernel",
+    "counters-contradict": "hardware counters contradict the byte/FLOP model",
     "dispatch-bound": "per-launch time within launch-overhead scale: fuse or capture a graph",
     "unmodelled": "no byte/FLOP model for this kernel: see Degraded",
 }
@@ -177,7 +181,7 @@ def entry_flags(e: Entry) -> list[str]:
     """The flags a row shows, most important first (advisory is shown once per round)."""
     from roofline_tui.core.markdown import flags_of
 
-    found = set(flags_of(e))
+    found = {"caution" if f == "model-caution" else f for f in flags_of(e)}
     if caution(e):
         found.add("caution")
     return [f for f in FLAG_ORDER if f in found]
@@ -689,6 +693,10 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
         lines.append(("caution", safe(why)))
     if e.editable is False:
         lines.append(("not editable", Text("no editable call site: host-side levers only")))
+    for c in e.corroboration:
+        label = {"supports": "counters support", "contradicts": "counters-contradict"}.get(
+            c.verdict, "counters")
+        lines.append((label, safe(c.explanation)))
     if not e.has_verdict and not any(k in ("suspect", "dispatch-bound", "unmodelled") for k, _ in lines):
         reason = e.no_verdict_reason
         if reason:

@@ -145,11 +145,12 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from roofline_tui.core.markdown import flags_of
     from roofline_tui.core.units import fixed as fmt_num
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
 
-    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
     p = artifact.peaks
     title = Text(
         f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
@@ -159,7 +160,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     for col, justify in (("#", "right"), ("kernel", "left"), ("%gpu", "right"),
                          ("bound", "left"), ("roofline", "right"), ("speedup", "right"),
                          ("gain", "right"), ("headroom", "left"), ("route", "left"),
-                         ("gain rank", "right")):
+                         ("gain rank", "right"), ("flags", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
     for i, short in enumerate(artifact.ranking_by_pct, 1):
@@ -172,6 +173,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
             e.bound_type, roof, fmt_num(e.attainable_speedup, 2, "×"),
             fmt_num(e.expected_e2e_gain_pct, 2, "%"), e.headroom_class,
             Text(str(e.route or "–")), str(gain_rank.get(short, "–")),
+            Text(", ".join(f for f in flags_of(e) if f != "advisory") or "–"),
         )
     console.print(table)
     console.print(Text(f"wrote {json_path} and {json_path.with_suffix('.md').name}"))

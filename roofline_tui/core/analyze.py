@@ -29,6 +29,7 @@ from roofline_tui.core.artifact import (
     Stage,
     WorkloadInfo,
     is_bound_type,
+    rounded,
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
@@ -37,13 +38,19 @@ from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
     Candidate,
+    LeverContext,
+    Neighbour,
+    Neighbours,
     OpContext,
     OpEstimate,
     OpModelUnavailable,
+    byte_reduction_levers,
+    choose_candidate,
+    prior_for,
 )
-from roofline_tui.core.peaks import Peaks, peak_flops_for
-from roofline_tui.core.refine import KernelRefinement, Refinements
-from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
+from roofline_tui.core.peaks import Peaks, host_link_for, peak_flops_for
+from roofline_tui.core.refine import KernelRefinement, Refinements, corroborate
+from roofline_tui.core.routing import route_entry
 from roofline_tui.core.textsafe import printable
 
 _REGIMES: tuple[Regime, ...] = get_args(Regime)
@@ -209,10 +216,6 @@ def logical_unit(
     )
 
 
-def _round_pct(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
-
-
 # --------------------------------------------------------------------------- per entry
 
 
@@ -227,16 +230,19 @@ class _Shared:
     kv_dtype: str
     dtype_notes: list[str]
     options: AnalyzeOptions
-    neighbours: list[Neighbour]
+    neighbours: Neighbours
     refinements: Refinements | None
 
 
-def _target_eff(op_class: str, options: AnalyzeOptions) -> tuple[float, str]:
-    if op_class in options.target_eff_overrides:
+def _target_eff(op_class: str, est: OpEstimate | None, options: AnalyzeOptions
+                ) -> tuple[float, str]:
+    """The spec §7 prior of the estimate's own kind (e.g. prefill attention), calibrated by
+    ``--priors`` under the same key."""
+    prior = prior_for(op_class, est)
+    if prior.key in options.target_eff_overrides:
         src = options.target_eff_source or "calibrated priors"
-        return options.target_eff_overrides[op_class], f"calibrated prior from {src}"
-    module = MODELS[op_class]
-    return float(module.TARGET_EFF), str(module.TARGET_EFF_WHY)
+        return options.target_eff_overrides[prior.key], f"calibrated prior from {src}"
+    return prior.value, prior.why
 
 
 def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None) -> Entry:
@@ -266,20 +272,22 @@ def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str 
     )
 
 
-def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> list[Alternative]:
-    """Spec §4 feasibility rule: the largest candidate with ``bytes ≤ peak_bw × t`` is chosen;
-    when none is feasible, the smallest (the least wrong) is shown and L3 will flag it."""
-    alts = []
-    for c in est.candidates:
-        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 else None
-        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
-                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
-                                note=c.note))
-    feasible = [a for a in alts if a.feasible]
-    pick = max(feasible, key=lambda a: a.bytes_est) if feasible else min(
-        alts, key=lambda a: a.bytes_est)
-    pick.chosen = True
-    return alts
+def _case_weights(cases: list[Any]) -> list[float]:
+    """Calls per captured case for the stage-B fold. A case whose file gives a call count or a
+    weight of 0 was never called: weight 0, left out (not one call). Cases whose files give no
+    count at all are unweighted, one call each; so are all cases when every weight is 0."""
+    out: list[float] = []
+    for case in cases:
+        basis = case.params.get("count_basis") if isinstance(case.params, dict) else None
+        if case.count and case.count > 0:
+            out.append(float(case.count))
+        elif basis in ("calls", "weight_norm"):
+            out.append(0.0)
+        else:
+            out.append(1.0)
+    if not any(out):
+        return [1.0] * len(cases)
+    return out
 
 
 @dataclass
@@ -298,12 +306,16 @@ def fold_cases(
 ) -> tuple[OpEstimate, list[AxisRow]]:
     """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
     axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
-    module = MODELS[op_class]
+    model = MODELS[op_class]
     peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
     rows: list[_CaseRow] = []
     skipped: list[str] = []
     first: OpEstimate | None = None
-    for case in cases:
+    weights = _case_weights(cases)
+    zero = sum(1 for w in weights if w == 0.0)
+    for case, calls in zip(cases, weights, strict=True):
+        if calls == 0.0:
+            continue
         dts = [d for d in (canonical_dtype(x) for x in case.dtypes) if d]
         cctx = dataclasses.replace(
             ctx,
@@ -313,20 +325,18 @@ def fold_cases(
             tokens_source="captured case M" if case.m else ctx.tokens_source,
         )
         try:
-            est = module.estimate(cctx)
+            est = model.estimate(cctx)
         except OpModelUnavailable as exc:
             skipped.append(str(exc))
             continue
         first = first or est
         n, _ = logical_unit(est, op_class, lps, sh.model)
         t_unit = case.latency_ms / 1000.0 if case.latency_ms else t_launch_s * n
-        alts = choose_candidate(est, peak_bw, t_unit)
-        pick = next(a for a in alts if a.chosen)
+        pick = choose_candidate(est, peak_bw, t_unit).chosen
         peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
         ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
         ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
         axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
-        calls = case.count if case.count and case.count > 0 else 1.0
         rows.append(_CaseRow(axis=axis, calls=calls, t=t_unit, bytes=pick.bytes_est,
                              flops=pick.flops_est, peak_flops=peak_flops))
     if first is None:
@@ -355,6 +365,15 @@ def fold_cases(
     ]
     if skipped:
         assumptions.append(f"{len(skipped)} case(s) not modelled: {skipped[0]}")
+    if zero:
+        assumptions.append(f"{zero} case(s) with weight 0 (no calls) left out of the fold")
+    elif any(c.count == 0 for c in cases):
+        assumptions.append("no case carries a call count or weight: cases folded unweighted "
+                           "(one call each)")
+    assumptions.append(
+        f"time: the {dominant.roof_axis} axis's calls-weighted latency, "
+        f"{dominant.t_unit_ms:.6g} ms per unit, so the headline roofline_pct is that axis's "
+        f"value ({(dominant.roofline_pct or 0.0):.4f})")
     assumptions += list(first.assumptions)
     return OpEstimate(
         model=f"{first.model} over captured shapes",
@@ -401,7 +420,8 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     the verdict — bands, speedup, gain, route, levers (:func:`_verdict`).
     """
     regime, regime_why = pick_regime(head, sh.topn)
-    cls = classify(head.name, head.classification, head.shapes)
+    cls = classify(head.name, head.classification, head.shapes,
+                   has_experts=_has_experts(sh.model))
     h = _Head(row=head, entry=_new_entry(head, regime, cls.op_class, cls.op_subclass),
               notes=[f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."],
               refine=sh.refinements.for_kernel(head.name) if sh.refinements is not None else None)
@@ -414,10 +434,9 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
             return measured
         h.entry.notes = " ".join(h.notes + [f"Not modelled: {modelled}."])
         return _verdict(h.entry, head, sh, None, modelled), modelled
-    peak_bw = sh.peaks.hbm_bw_bytes_s
+    peak_bw, reason = _memory_peak(h, modelled, sh)
     if not peak_bw:
         _no_roof(h, modelled)
-        reason = "no peak bandwidth known for this device: no verdict"
         h.notes.append(f"No verdict: {reason}.")
         h.entry.notes = " ".join(h.notes)
         return _verdict(h.entry, head, sh, reason, None), None
@@ -425,6 +444,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     chosen = next(a for a in alts if a.chosen)
     bytes_est, flops_est = _measured_refinement(h, modelled, chosen)
     no_verdict = _roofline(h, modelled, bytes_est, flops_est, peak_bw, peak_flops, sh)
+    _corroboration(h)
     h.entry.notes = " ".join(h.notes)
     return _verdict(h.entry, head, sh, no_verdict, None, chosen_label=chosen.label,
                     alternatives=[(a.label, a.bytes_est) for a in alts], refine=h.refine), None
@@ -488,16 +508,42 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
     e.unit = unit
     e.launches_per_unit = n_launch
     e.compute_dtype = est.compute_dtype
-    e.target_eff, e.target_eff_source = _target_eff(cls.op_class, sh.options)
+    e.target_eff, e.target_eff_source = _target_eff(cls.op_class, est, sh.options)
+    if est.prior and est.prior != cls.op_class:
+        e.prior = est.prior
     e.assumptions = list(sh.dtype_notes) + list(est.assumptions)
     if axes:
         e.axes = axes
     h.notes.append(f"Unit: {unit}.")
     h.notes.append(f"Model: {est.model}.")
-    e.t_unit_ms = t_ms * n_launch
-    t_launch_s = t_ms / 1000.0
-    return _Modelled(est=est, n_launch=n_launch, t_ms=t_ms, t_launch_s=t_launch_s,
-                     t_unit_s=t_launch_s * n_launch)
+    t_unit_ms = t_ms * n_launch
+    if axes:
+        # the headline is the dominant axis: its bytes, FLOPs and calls-weighted time, so the
+        # entry's roofline_pct equals that axis's roofline_pct
+        dominant = max(axes, key=lambda a: a.weight_share)
+        if dominant.t_unit_ms:
+            t_unit_ms = dominant.t_unit_ms
+    e.t_unit_ms = t_unit_ms
+    t_unit_s = t_unit_ms / 1000.0
+    return _Modelled(est=est, n_launch=n_launch, t_ms=t_ms, t_launch_s=t_unit_s / n_launch,
+                     t_unit_s=t_unit_s)
+
+
+def _memory_peak(h: _Head, m: _Modelled, sh: _Shared) -> tuple[float | None, str]:
+    """The memory roof the model's bytes cross: HBM, or for a host↔device copy the host link
+    (PCIe / NVLink-C2C), never HBM. ``(None, why)`` when that peak is unknown."""
+    if m.est.roof != "host_link":
+        return sh.peaks.hbm_bw_bytes_s, "no peak bandwidth known for this device: no verdict"
+    link, where = host_link_for(sh.peaks)
+    if link is None:
+        return None, (f"host↔device copy: {where}, and the HBM roof does not apply to bytes "
+                      "that cross the host link")
+    e = h.entry
+    e.memory_roof = "host_link"
+    e.memory_peak_bytes_s = link.bytes_s
+    h.notes.append(f"Roof: the host link ({where}), not HBM; hbm_util here is the link's "
+                   "utilization.")
+    return link.bytes_s, ""
 
 
 # target for a kernel whose class has no model: the lowest of the spec's priors (§7)
@@ -521,7 +567,7 @@ def _counters_only(
     t_launch_s = e.t_ms / 1000.0
     mo = _Timed(t_ms=e.t_ms, t_launch_s=t_launch_s, t_unit_s=t_launch_s)
     if cls.op_class in MODELS:
-        e.target_eff, e.target_eff_source = _target_eff(cls.op_class, sh.options)
+        e.target_eff, e.target_eff_source = _target_eff(cls.op_class, None, sh.options)
     else:
         e.target_eff = UNMODELLED_TARGET_EFF
         e.target_eff_source = ("no model for this class: the lowest spec §7 prior "
@@ -569,9 +615,8 @@ def _candidates(
     if flops_note:
         e.assumptions.append(flops_note)
     e.peak_flops_dtype = flops_dtype
-    alts = choose_candidate(m.est, peak_bw, m.t_unit_s)
-    chosen = next(a for a in alts if a.chosen)
-    feasible = any(a.feasible for a in alts)
+    choice = choose_candidate(m.est, peak_bw, m.t_unit_s)
+    alts, chosen = choice.alternatives, choice.chosen
     if len(alts) > 1:
         e.alternatives = alts
         desc = "; ".join(
@@ -579,9 +624,7 @@ def _candidates(
             f"{' (infeasible)' if not a.feasible else ''}"
             for a in alts
         )
-        why = ("largest feasible candidate" if feasible
-               else "every candidate is infeasible; the smallest is shown")
-        h.notes.append(f"Candidates: {desc}; used {chosen.label} ({why}).")
+        h.notes.append(f"Candidates: {desc}; used {chosen.label} ({choice.why}).")
     return alts, peak_flops
 
 
@@ -596,6 +639,8 @@ def _measured_refinement(h: _Head, m: _Modelled, chosen: Alternative) -> tuple[f
     if mx.bytes_unit is not None:
         e.bytes_model = bytes_est
         bytes_est = mx.bytes_unit
+        if mx.bytes_basis is not None:
+            e.bytes_basis = mx.bytes_basis
     if mx.flops_unit is not None:
         e.flops_model = flops_est
         flops_est = mx.flops_unit
@@ -618,8 +663,8 @@ def _roofline(
     e.flops_est = m.flops_est
     e.achieved_bw_bytes_s = m.achieved_bw_bytes_s
     e.achieved_flops = m.achieved_flops
-    e.hbm_util = _round_pct(m.hbm_util)
-    e.compute_util = _round_pct(m.compute_util)
+    e.hbm_util = rounded(m.hbm_util, 4)
+    e.compute_util = rounded(m.compute_util, 4)
     e.arithmetic_intensity = m.arithmetic_intensity
     e.ridge_point = m.ridge_point
     e.roof_axis = m.roof_axis
@@ -654,7 +699,7 @@ def _roofline(
             "settle it."
         )
     else:
-        e.roofline_pct = _round_pct(m.roofline_pct_raw)
+        e.roofline_pct = rounded(m.roofline_pct_raw, 4)
         if m.dispatch_bound:
             e.dispatch_bound = True
             no_verdict = (
@@ -670,6 +715,17 @@ def _roofline(
     if m.compute_util is not None and not sh.peaks.compute_validated:
         h.notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
     return no_verdict
+
+
+def _corroboration(h: _Head) -> None:
+    """Stage C: counters that support or contradict the bound type (spec §5)."""
+    m = h.refine.measurement if h.refine is not None else None
+    if m is None or not m.corroboration or h.entry.bound_type == "unknown":
+        return
+    rows = corroborate(h.entry.bound_type, m.corroboration)
+    if rows:
+        h.entry.corroboration = rows
+        h.notes.append("Counters: " + "; ".join(r.explanation for r in rows) + ".")
 
 
 def _verdict(
@@ -689,21 +745,30 @@ def _verdict(
         confidence: Confidence = "low"
     elif refine is not None:
         confidence = refine.confidence(e.roof_axis)
+        if confidence == "high" and sh.peaks.confidence == "medium":
+            confidence = "medium"  # the product's own peaks are not in the table
     else:
         confidence = "low"
     e.confidence = confidence
     e.advisory = confidence == "low"
     if degrade_reason is not None:
         no_verdict = f"not modelled: {degrade_reason}"
-    pct = e.roofline_pct
+    # bands and speedup on the unrounded ratio: 0.809962 is not >= 0.81
+    pct = e.roofline_pct_raw if e.roofline_pct_raw is not None else e.roofline_pct
     target = e.target_eff
     if no_verdict is None and pct is not None and target:
-        speedup = M.attainable_speedup(target, pct)
-        gain = M.expected_e2e_gain_pct(head.pct_gpu_time, speedup)
+        t_launch_s = e.t_unit_ms / 1000.0 / (e.launches_per_unit or 1) if e.t_unit_ms else None
+        sp = M.bounded_speedup(target, pct, t_launch_s)
+        gain = M.expected_e2e_gain_pct(head.pct_gpu_time, sp.value)
         e.headroom_class = M.headroom_band(pct, target)
-        e.attainable_speedup = round(speedup, 4)
-        e.attainable_speedup_basis = "target_eff/roofline_pct"
+        e.attainable_speedup = round(sp.value, 4)
+        e.attainable_speedup_basis = sp.basis
+        if sp.value < sp.roofline_formula:
+            e.roofline_formula_speedup = round(sp.roofline_formula, 4)
+        if sp.model_caution:
+            e.model_caution = sp.model_caution
         e.expected_e2e_gain_pct = round(gain, 4)
+        e.notes = (e.notes + " " + sp.note).strip()
     else:
         e.headroom_class = "unknown"
         e.attainable_speedup = None
@@ -720,16 +785,15 @@ def _verdict(
     )
     e.route, e.route_reason = decision.route, decision.reason
     if e.headroom_class == "saturated":
-        e.byte_reduction_levers = byte_reduction_levers(
+        e.byte_reduction_levers = byte_reduction_levers(e.op_class, LeverContext(
             short_name=head.short_name,
-            op_class=e.op_class,
             bound_type=e.bound_type,
             weight_dtype=sh.weight_dtype,
             kv_dtype=sh.kv_dtype,
             alternatives=alternatives or [],
             chosen_label=chosen_label,
             neighbours=sh.neighbours,
-        )
+        ))
     return e
 
 
@@ -760,12 +824,20 @@ def _dtypes(model: ModelShape | None, env: EnvReport | None) -> tuple[str, str, 
     return w, a, kv, notes
 
 
-def _neighbours(topn: TopN) -> list[Neighbour]:
-    out = []
-    for e in topn.entries:
-        c = classify(e.name, e.classification, e.shapes)
-        out.append(Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time))
-    return out
+def _has_experts(model: ModelShape | None) -> bool:
+    return model is not None and bool(model.num_experts)
+
+
+def _neighbours(topn: TopN, model: ModelShape | None) -> Neighbours:
+    """Every Top-N entry, classified only when a lever looks at it (a long Top-N's tail is
+    mostly never looked at)."""
+    experts = _has_experts(model)
+
+    def describe(e: TopNEntry) -> Neighbour:
+        c = classify(e.name, e.classification, e.shapes, has_experts=experts)
+        return Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time)
+
+    return Neighbours(topn.entries, describe)
 
 
 def _unique_short_names(heads: list[TopNEntry]) -> list[TopNEntry]:
@@ -800,7 +872,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     w, a, kv, dtype_notes = _dtypes(inputs.model, env)
     sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=workload,
                  weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
-                 options=options, neighbours=_neighbours(topn), refinements=inputs.refinements)
+                 options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements)
     heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
     entries: list[Entry] = []
     degraded: list[Degraded] = []

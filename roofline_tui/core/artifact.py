@@ -50,6 +50,12 @@ Route = Literal[
 ]
 # counters: both axes measured (or the roofline itself); mixed: one axis measured; model: none
 MeasurementBasis = Literal["model", "mixed", "counters"]
+# which measured bytes: both directions, or FETCH_SIZE without WRITE_SIZE (a lower bound)
+BytesBasis = Literal["reads+writes", "reads only"]
+# the memory roof a kernel's bytes are judged against: HBM, or the host link (PCIe / C2C) for a
+# host<->device copy
+MemoryRoof = Literal["hbm", "host_link"]
+CorroborationVerdict = Literal["supports", "contradicts", "neutral"]
 PeaksSource = Literal["table", "derived", "none"]
 # One predicted-vs-actual pair (spec §8.3-§8.4)
 IsolatedVerdict = Literal[
@@ -139,6 +145,15 @@ class Alternative(Record):
     note: str = ""
 
 
+class CorroborationRow(Record):
+    """A stage-C counter that supports or contradicts the entry's bound type (spec §5)."""
+
+    counter: str
+    value: float                      # percent, 0-100
+    verdict: CorroborationVerdict
+    explanation: str
+
+
 class AxisRow(Record):
     """Stage B: the captured cases on one roof axis, folded (weighted by calls × latency)."""
 
@@ -197,6 +212,13 @@ class Entry(Record):
     compute_dtype: str | None = when_set()
     peak_flops_dtype: str | None = when_set()
     target_eff_source: str = when_set("")
+    prior: str | None = when_set(
+        description="the target_eff prior key (calibrated by --priors) when it is not the op "
+                    "class itself, e.g. attn_prefill")
+    memory_roof: MemoryRoof | None = when_set(
+        description="host_link: the bytes cross the host link, and hbm_util is its utilization")
+    memory_peak_bytes_s: Number | None = when_set(
+        description="the memory peak used when it is not the HBM peak (the host link)")
     assumptions: list[str] = when_set_list()
     alternatives: list[Alternative] = when_set_list()
     axes: list[AxisRow] = when_set_list("stage B: one row per roof axis")
@@ -205,6 +227,10 @@ class Entry(Record):
     bytes_model: Number | None = when_set(description="modelled bytes replaced by a measurement")
     flops_model: Number | None = when_set(description="modelled FLOPs replaced by a measurement")
     model_disagreement: bool = when_set(False)
+    bytes_basis: BytesBasis | None = when_set(
+        description="measured bytes: reads+writes, or reads only (FETCH_SIZE without WRITE_SIZE)")
+    corroboration: list[CorroborationRow] = when_set_list(
+        "stage C: counters that support or contradict bound_type")
     # -- verdict
     roof_axis: RoofAxis | None = when_set()
     roofline_pct_raw: Number | None = when_set()
@@ -213,6 +239,12 @@ class Entry(Record):
     stage_c_candidate: bool = when_set(False)
     advisory: bool = when_set(False)
     attainable_speedup_basis: str | None = when_set()
+    roofline_formula_speedup: Number | None = when_set(
+        description="target_eff/roofline_pct when the launch floor gave a smaller speedup")
+    model_caution: str | None = when_set(
+        description="set (to the reason) when the attainable speedup is still above 10x: the "
+                    "byte/FLOP model is more likely wrong than the kernel is that slow; "
+                    "upstream writes the same key as free text")
     no_verdict_reason: str | None = when_set()
     route: Route | None = when_set()
     route_reason: str | None = when_set()
@@ -292,8 +324,10 @@ class PredictedVsActual(Record):
     pair_id: str
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     op_class: str | None = None
+    prior: str | None = when_set(
+        description="the target_eff prior key the prediction used, when not the op class")
     round_before: str | int
     round_after: str | int
     t_ms_before: float
@@ -302,7 +336,7 @@ class PredictedVsActual(Record):
     isolated_noise: bool
     predicted_speedup: float | None = None  # earlier round's attainable_speedup
     predicted_e2e_gain_pct: float | None = None
-    headroom_class_before: str | None = None
+    headroom_class_before: HeadroomClass | None = None
     target_eff_before: float | None = None
     roofline_pct_before: float | None = None
     roofline_pct_after: float | None = None  # achieved fraction of roof after the change
@@ -358,7 +392,7 @@ class MovementRow(Record):
     """One kernel in the movement table: its per-launch time and share against earlier rounds."""
 
     short_name: str
-    regime: str
+    regime: Regime
     t_ms: float | None = None
     delta_t_pct_vs_prev: float | None = None
     delta_t_pct_vs_baseline: float | None = None
@@ -450,6 +484,12 @@ class Artifact(Record):
 
     def entries_by_short_name(self) -> dict[str, Entry]:
         return {e.short_name: e for e in self.entries}
+
+
+def rounded(x: float | None, digits: int) -> float | None:
+    """A stored figure rounded to ``digits`` decimals (fractions to 4, percentages to 2);
+    ``None`` stays ``None``."""
+    return None if x is None else round(x, digits)
 
 
 def _round_floats(value: Any) -> Any:

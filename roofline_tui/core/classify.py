@@ -2,15 +2,14 @@
 
 ``op_class`` keeps the spec's names (gemm, moe, attn, elementwise, unknown) plus ``comm`` for
 collectives, as real upstream artifacts do. ``op_subclass`` refines elementwise kernels, whose
-byte model depends on what they write (an act-and-mul halves its input, a quant writes 1 B/elem).
+byte model depends on what they write (an act-and-mul halves its input, a quant writes 1 B/elem,
+a host↔device copy crosses the host link), and marks sparse attention.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-OP_CLASSES = ("gemm", "moe", "attn", "elementwise", "comm", "unknown")
 
 
 @dataclass(frozen=True)
@@ -24,12 +23,28 @@ def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
+# Tokens that name a matrix multiply. They win over epilogue words (swiglu, silu, gelu, act,
+# bias): ``_matmul_ogs_*_swiglu`` and ``bmm_*_swiGlu`` are GEMMs with a fused activation.
+_GEMM = _rx(r"cijk", r"tensile", r"hipblaslt", r"rocblas", r"cublas", r"xmma", r"nvjet",
+            r"cutlass", r"gemm", r"matmul", r"\bbmm", r"bmm_", r"_mm_", r"\bmm_", r"scaled_mm",
+            r"wvsplitk", r"llgemm", r"skinny", r"sgemm", r"hgemm", r"igemm", r"\bmm\b", r"wgmma",
+            r"hmma", r"flatmm", r"linear")
+# A GEMM in a model with experts is the expert GEMM when its name says it gathers/scatters rows
+# by expert, or carries the gate/up activation epilogue of a batched expert GEMM.
+_MOE_GEMM = _rx(r"_ogs", r"ogs_", r"grouped", r"dyn_?batch", r"expert", r"moe")
+_BMM = _rx(r"\bbmm", r"bmm_")
+_ACT_EPILOGUE = _rx(r"swi_?glu", r"silu", r"geglu", r"gelu")
+
 # Order matters: the first rule that matches wins.
 _RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (_rx(r"nccl", r"rccl", r"all_?reduce", r"allgather", r"all_gather", r"reduce_?scatter",
          r"all_?to_?all", r"cross_device_reduce", r"custom_?ar\b", r"quick_?reduce", r"mscclpp",
          r"one_?shot", r"two_?shot", r"\bar_"), "comm", None),
-    (_rx(r"memcpy", r"memset", r"\bdtoh\b", r"\bhtod\b", r"\bdtod\b"), "elementwise", "copy"),
+    # host<->device copies cross PCIe / C2C, not HBM
+    (_rx(r"\bdtoh\b", r"\bhtod\b", r"(host|pageable|pinned)\s*->\s*device",
+         r"device\s*->\s*(host|pageable|pinned)", r"memcpy_?htod", r"memcpy_?dtoh", r"host_?to_?device", r"device_?to_?host"),
+     "elementwise", "host_copy"),
+    (_rx(r"memcpy", r"memset", r"\bdtod\b"), "elementwise", "copy"),
     # MoE helpers that are not the expert GEMM itself
     (_rx(r"moe_align", r"moe_sum", r"topk_?softmax", r"topk_gating", r"moe_?sorting",
          r"count_and_sort", r"grouped_topk", r"moe_gather", r"moe_scatter"), "elementwise", "routing"),
@@ -41,9 +56,13 @@ _RULES: list[tuple[re.Pattern[str], str, str | None]] = [
      "unknown", "linear_attention"),
     (_rx(r"fused_moe", r"moe_gemm", r"moe_kernel", r"\bfmoe", r"ck_moe", r"_moe_", r"^moe",
          r"moe_(stage|mlp|fused)", r"grouped_gemm", r"expert", r"moe"), "moe", None),
+    # sparse attention (DeepSeek-V3.2 index_topk / NSA, MiniMax block-sparse decode)
+    (_rx(r"sparse_?(fwd|decode|mla|attn|attention|prefill)", r"(mla|attn|attention|decode)_?sparse",
+         r"gqa_share_sparse", r"\bnsa_", r"_nsa_", r"index_?topk"), "attn", "sparse"),
     (_rx(r"paged_?attention", r"flash", r"fmha", r"attention", r"attn", r"_mha_", r"\bmha",
          r"\bmla", r"mla_", r"decode_attention", r"_fwd_grouped_kernel", r"_fwd_kernel",
-         r"sparse_(fwd|decode)", r"gqa", r"sdpa"), "attn", None),
+         r"gqa", r"sdpa"), "attn", None),
+    (_GEMM, "gemm", None),
     (_rx(r"rms_?norm", r"layer_?norm", r"layernorm", r"group_?norm", r"\bnorm"), "elementwise",
      "norm"),
     (_rx(r"act_and_mul", r"silu_and_mul", r"gelu_and_mul", r"swiglu", r"geglu", r"silu_mul",
@@ -51,10 +70,6 @@ _RULES: list[tuple[re.Pattern[str], str, str | None]] = [
     (_rx(r"quant", r"scaled_fp8", r"to_fp8", r"per_token_group", r"fp8_cast", r"cvt_fp8",
          r"dynamic_per_token"), "elementwise", "quant"),
     (_rx(r"rotary", r"\brope", r"rope_"), "elementwise", "rope"),
-    (_rx(r"cijk", r"tensile", r"hipblaslt", r"rocblas", r"cublas", r"xmma_gemm", r"nvjet",
-         r"cutlass", r"gemm", r"matmul", r"_mm_", r"scaled_mm", r"wvsplitk", r"llgemm",
-         r"skinny", r"sgemm", r"hgemm", r"igemm", r"\bmm\b", r"wgmma", r"hmma", r"linear"),
-     "gemm", None),
     (_rx(r"silu", r"gelu", r"relu", r"sigmoid", r"tanh", r"softmax", r"elementwise",
          r"vectorized", r"unrolled", r"fill", r"copy", r"cast", r"\bcat\b", r"cat_", r"index",
          r"scatter", r"gather", r"add_", r"mul_", r"\badd\b", r"\bmul\b", r"reduce", r"sum_",
@@ -72,22 +87,51 @@ _CLASSIFICATION_FALLBACK: dict[str, tuple[str, str | None]] = {
 
 
 def classify(name: str, classification: str | None = None,
-             shapes: list[list[list[int]]] | None = None) -> Classification:
+             shapes: list[list[list[int]]] | None = None, *,
+             has_experts: bool = False) -> Classification:
     """Pick the op class of a kernel. Name rules first, then the upstream ``classification``,
-    then a shape hint (a 3-D weight operand means a grouped/MoE GEMM)."""
+    then a shape hint (a 3-D weight operand means a grouped/MoE GEMM).
+
+    GEMM tokens win over epilogue words. In a model with experts (``has_experts``), a GEMM whose
+    name marks it as the expert GEMM, or that carries a 3-D weight operand, is ``moe``.
+    """
     for pattern, op_class, sub in _RULES:
         m = pattern.search(name)
         if m:
-            return Classification(op_class, sub, f"kernel name matches '{m.group(0)}'")
+            why = f"kernel name matches '{m.group(0)}'"
+            if op_class == "gemm" and has_experts:
+                moe = _MOE_GEMM.search(name)
+                if moe:
+                    return Classification("moe", None, f"{why}, and '{moe.group(0)}' marks the "
+                                                       "expert GEMM of a model with experts")
+                act = _ACT_EPILOGUE.search(name)
+                if act and _BMM.search(name):
+                    return Classification("moe", None, f"{why}: a batched GEMM with a "
+                                                       f"'{act.group(0)}' epilogue is the "
+                                                       "gate/up expert GEMM of a model with "
+                                                       "experts")
+                if _three_d_weight(shapes):
+                    return Classification("moe", None, f"{why}, with a 3-D expert weight in a "
+                                                       "model with experts")
+            return Classification(op_class, sub, why)
     if classification and classification in _CLASSIFICATION_FALLBACK:
         op_class, sub = _CLASSIFICATION_FALLBACK[classification]
         return Classification(op_class, sub, f"upstream classification '{classification}'")
+    if _three_d_weight(shapes):
+        return Classification("moe", None, "a 3-D weight operand (experts × N × K)")
     for shape_set in shapes or []:
         dims = [d for d in shape_set if d]
-        if len(dims) >= 2 and any(len(d) == 3 for d in dims[1:]) and len(dims[0]) == 2:
-            return Classification("moe", None, "a 3-D weight operand (experts × N × K)")
         if len(dims) >= 2 and all(len(d) == 2 for d in dims[:2]):
             a, b = dims[0], dims[1]
             if a[1] in b:
                 return Classification("gemm", None, "two 2-D operands sharing K")
     return Classification("unknown", None, "no rule matched the kernel name")
+
+
+def _three_d_weight(shapes: list[list[list[int]]] | None) -> bool:
+    """A 2-D activation followed by a 3-D weight ``[E, N, K]``: a grouped / expert GEMM."""
+    for shape_set in shapes or []:
+        dims = [d for d in shape_set if d]
+        if len(dims) >= 2 and len(dims[0]) == 2 and any(len(d) == 3 for d in dims[1:]):
+            return True
+    return False

@@ -27,8 +27,8 @@ DEFAULT_UNKNOWN_BYTES = 2.0
 _ALIASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p), name)
     for p, name in [
-        (r"(mx)?fp4|float4|e2m1|nvfp4|mxfp4|w4a", "fp4"),
-        (r"(mx)?fp6|float6|e3m2|e2m3", "fp6"),
+        (r"(mx)?fp4(?!\d)|float4(?!\d)|e2m1|nvfp4|mxfp4|w4a", "fp4"),
+        (r"(mx)?fp6(?!\d)|float6(?!\d)|e3m2|e2m3", "fp6"),
         (r"fp8|float8|e4m3|e5m2|f8", "fp8"),
         (r"bf16|bfloat16|bfloat", "bf16"),
         (r"fp16|float16|half|\bf16\b|^f16$", "fp16"),

@@ -19,6 +19,10 @@ def flags_of(e: Entry) -> list[str]:
         flags.append("advisory")
     if e.contradiction:
         flags.append("contradiction")
+    if e.model_caution:
+        flags.append("model-caution")
+    if any(c.verdict == "contradicts" for c in e.corroboration):
+        flags.append("counters-contradict")
     return flags
 
 

@@ -20,6 +20,7 @@ ISOLATED_NOISE = 0.034           # spec §8.3: isolated-kernel repeat band (frac
 E2E_NOISE_PCT = 0.5              # spec §8.3: e2e serving band, in percent
 SATURATED_BAND = 0.9             # × target_eff
 MODERATE_BAND = 0.6              # × target_eff
+MODEL_CAUTION_SPEEDUP = 10.0     # above this, the model is likelier wrong than the kernel slow
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,49 @@ def compute_metrics(
 
 
 def attainable_speedup(target_eff: float, roofline_pct: float) -> float:
+    """The spec §3 formula, before the launch floor."""
     return max(1.0, target_eff / roofline_pct)
+
+
+@dataclass(frozen=True)
+class Speedup:
+    value: float                 # what the entry reports
+    roofline_formula: float      # max(1, target_eff / roofline_pct)
+    launch_floor: float | None   # max(1, t_launch / launch overhead); None when t is unknown
+    basis: str                   # which bound applied
+    note: str
+    model_caution: str | None    # why, when still above MODEL_CAUTION_SPEEDUP
+
+
+def bounded_speedup(target_eff: float, roofline_pct: float, t_launch_s: float | None,
+                    overhead_s: float = LAUNCH_OVERHEAD_S) -> Speedup:
+    """``attainable_speedup = min(target_eff/roofline_pct, t_launch/overhead)``, at least 1.
+
+    A launch can never take less than the launch overhead, so however low its roofline
+    fraction, one launch can get at most ``t_launch / overhead`` faster. The note says which
+    bound applied; a result still above :data:`MODEL_CAUTION_SPEEDUP` is flagged: at that
+    distance the byte/FLOP model is more likely wrong than the kernel is that slow.
+    """
+    formula = attainable_speedup(target_eff, roofline_pct)
+    floor = max(1.0, t_launch_s / overhead_s) if t_launch_s and t_launch_s > 0 else None
+    if floor is not None and t_launch_s is not None and floor < formula:
+        value = floor
+        basis = "launch floor (t_launch/launch_overhead)"
+        note = (f"Speedup bounded by the launch floor: a {t_launch_s * 1e6:.1f} µs launch cannot "
+                f"go below the ~{overhead_s * 1e6:g} µs launch overhead, so at most "
+                f"{floor:.2f}× (target_eff/roofline_pct alone would give {formula:.2f}×).")
+    else:
+        value = formula
+        basis = "target_eff/roofline_pct"
+        note = (f"Speedup bounded by target_eff/roofline_pct = {formula:.2f}×"
+                + (f" (the launch floor allows {floor:.2f}×)." if floor is not None else "."))
+    caution = None
+    if value > MODEL_CAUTION_SPEEDUP:
+        caution = (f"attainable speedup {value:.1f}× is above {MODEL_CAUTION_SPEEDUP:g}×: the "
+                   "byte/FLOP model is more likely wrong than the kernel is that slow")
+        note += f" Model caution: {caution}."
+    return Speedup(value=value, roofline_formula=formula, launch_floor=floor, basis=basis,
+                   note=note, model_caution=caution)
 
 
 def expected_e2e_gain_pct(pct_gpu_time: float, speedup: float) -> float:
@@ -101,7 +144,8 @@ def expected_e2e_gain_pct(pct_gpu_time: float, speedup: float) -> float:
 
 
 def headroom_band(roofline_pct: float, target_eff: float) -> HeadroomClass:
-    """Banded against target_eff, not the raw roof (spec §3 step 6)."""
+    """Banded against target_eff, not the raw roof (spec §3 step 6). Pass the unrounded ratio:
+    0.809962 against a 0.90 target is moderate (< 0.81), whatever it displays as."""
     if roofline_pct >= SATURATED_BAND * target_eff:
         return "saturated"
     if roofline_pct >= MODERATE_BAND * target_eff:

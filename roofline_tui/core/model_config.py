@@ -86,6 +86,9 @@ class ModelShape(BaseModel):
     num_sliding_attention_layers: int = 0
     num_linear_attention_layers: int = 0
     sliding_window: int | None = None
+    # Sparse attention: KV tokens each query attends to (DeepSeek-V3.2 ``index_topk``, or
+    # selected blocks × block size); None when the config does not say.
+    sparse_attention_tokens: int | None = None
     attention_kind: Literal["gqa", "mla"]
     mla: MLADims | None = None
     weight_dtype: str
@@ -567,6 +570,20 @@ def _mla_dims(r: _Reader) -> MLADims | None:
     )
 
 
+def _sparse_attention_tokens(r: _Reader) -> int | None:
+    """Selected KV tokens per query of a sparse-attention model, when the config says."""
+    tokens = r.optional(("index_topk", "sparse_topk_tokens"))
+    if tokens is not None:
+        return tokens
+    blocks = r.optional(("sparse_topk_blocks", "topk_blocks", "sparse_block_topk"))
+    size = r.optional(("sparse_block_size",))
+    if blocks is not None and size is not None:
+        r.note(f"sparse attention: {blocks} selected blocks × block size {size} = "
+               f"{blocks * size} tokens per query")
+        return blocks * size
+    return None
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -667,6 +684,8 @@ def normalize_config(raw: dict, *, kv_cache_dtype: str | None = None) -> ModelSh
     full, sliding, linear = _attention_layout(r, n_layers, family)
     window = r.optional(("sliding_window",)) if sliding else None
 
+    sparse_tokens = _sparse_attention_tokens(r)
+
     activation = _activation_dtype(r)
     weight, dense_weight = _weight_dtypes(r, activation)
     kv = _kv_dtype(kv_cache_dtype, activation, r)
@@ -690,6 +709,7 @@ def normalize_config(raw: dict, *, kv_cache_dtype: str | None = None) -> ModelSh
         num_sliding_attention_layers=sliding,
         num_linear_attention_layers=linear,
         sliding_window=window,
+        sparse_attention_tokens=sparse_tokens,
         attention_kind="mla" if mla is not None else "gqa",
         mla=mla,
         weight_dtype=weight,

@@ -15,6 +15,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +31,9 @@ __all__ = [
     "PeakSection",
     "Peaks",
     "CDNA_FLOPS_PER_CU_CLOCK",
+    "HostLink",
     "derive_peaks_from_props",
+    "host_link_for",
     "load_peak_table",
     "match_product",
     "normalize_arch",
@@ -66,7 +69,7 @@ class Peaks(BaseModel):
     l2_bytes: int | None = None
     cu: int | None = None
     source: Literal["table", "derived", "none"]
-    confidence: Literal["high", "low"]
+    confidence: Literal["high", "medium", "low"]
     citation: str | None = None
     compute_validated: bool = False
     problems: list[str] = Field(default_factory=list)
@@ -135,6 +138,18 @@ def normalize_arch(name: object) -> str | None:
 
 
 _VENDOR_WORDS = ("amd", "nvidia", "instinct", "tesla", "radeon", "ai", "pro")
+# Spellings profilers print that the prefix rule below cannot reach, normalised, -> the
+# normalised ``product`` of their peak-table section.
+_PRODUCT_ALIASES = {
+    "a100pcie80gb": "a10080gbpcie",
+    "a10040gbpcie": "a100pcie40gb",
+    "a100sxm80gb": "a100",
+    "a100sxm40gb": "a100sxm440gb",
+    "h100sxm": "h100",
+    "gh200": "gh200480gb",
+    "gh200144ghbm3": "gh200144ghbm3e",
+    "mi250xpackage2gcds": "mi250xpackage",
+}
 # what may follow a product name in a device string and still mean that product
 _PRODUCT_SUFFIX_RE = re.compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")
 
@@ -152,13 +167,15 @@ def normalize_product(name: object) -> str | None:
 def match_product(name: object, sections: Iterable[PeakSection]) -> PeakSection | None:
     """The section whose ``product`` the device/product string names, or ``None``.
 
-    Matching ignores case, spaces and punctuation; a form-factor/memory suffix (``SXM5``,
-    ``80GB HBM3``, ``OAM``) is tolerated, other suffixes (``PCIe``, ``NVL``) are not, because
-    those parts have different bandwidth.
+    Matching ignores case, spaces, punctuation and vendor words (``NVIDIA``, ``AMD Instinct``);
+    a few spellings are aliased (``A100-PCIE-80GB``); a form-factor/memory suffix (``SXM5``,
+    ``80GB HBM3``, ``OAM``, ``VF``) is tolerated, other suffixes (``PCIe``, ``NVL``) are not,
+    because those parts have different bandwidth and get their own sections.
     """
     wanted = normalize_product(name)
     if not wanted:
         return None
+    wanted = _PRODUCT_ALIASES.get(wanted, wanted)
     best: PeakSection | None = None
     for sec in sections:
         have = normalize_product(sec.product)
@@ -722,6 +739,7 @@ def _resolve(
     candidates = [(product, "product")]
     if props:
         candidates.append((_name_from_props(props), "device name"))
+    unmatched: list[str] = [device] if device else []
     for cand, what in candidates:
         if not cand:
             continue
@@ -732,14 +750,23 @@ def _resolve(
             problems.append(
                 f"{what} {cand!r} ({_label(sec)}) disagrees with arch {arch}; ignored"
             )
-        elif what == "product" and arch:
-            problems.append(f"product {cand!r} not in the peak table")
+        unmatched.append(cand)
 
-    # 3. the arch's default section
+    # 3. the arch's default section: confidence high only when no product contradicts it
     if arch:
         sec = _default_for_arch(sections, arch)
         if sec is not None:
-            if (product or device) and sec.product:
+            if unmatched:
+                named = ", ".join(repr(u) for u in unmatched)
+                problems.append(
+                    f"product {named} not in the peak table; using the {arch} default "
+                    f"({sec.product or arch}) at confidence medium: its bandwidth and peaks may "
+                    "differ (pass --device to pick a section)"
+                )
+                peaks = _from_section(sec, problems)
+                peaks.confidence = "medium"
+                return _with_props_checks(peaks, props)
+            if device and sec.product:
                 problems.append(f"using {arch} default section ({sec.product})")
             return _with_props_checks(_from_section(sec, problems), props)
         only_products = sorted({s.product for s in sections if s.gfx == arch and s.product})
@@ -820,3 +847,60 @@ def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str |
             return flops[alt], alt, note
     alt, value = max(flops.items(), key=lambda kv: kv[1])
     return value, alt, f"no {canon or 'matching'} peak for {where}; used the {alt} peak"
+
+
+# ---------------------------------------------------------------------------------------------
+# host link (host <-> device copies)
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """The link a host↔device copy crosses, one direction (a copy moves one way)."""
+
+    bytes_s: float
+    name: str
+
+
+# 16 / 32 GT/s per lane × 16 lanes × 128b/130b encoding / 8 bits, per direction.
+_PCIE4_X16 = HostLink(16e9 * 16 * 128 / 130 / 8, "PCIe Gen4 x16, 31.5 GB/s per direction")
+_PCIE5_X16 = HostLink(32e9 * 16 * 128 / 130 / 8, "PCIe Gen5 x16, 63.0 GB/s per direction")
+_NVLINK_C2C = HostLink(450e9, "NVLink-C2C, 450 GB/s per direction (900 GB/s total)")
+
+# The host interface of each part (vendor data sheets): PCIe generation by arch, with the
+# Grace superchips on NVLink-C2C and the MI300A APU sharing its HBM with the CPU.
+_HOST_LINK_BY_PRODUCT: dict[str, HostLink | None] = {
+    "gh200480gb": _NVLINK_C2C,
+    "gh200144ghbm3e": _NVLINK_C2C,
+    "gb200": _NVLINK_C2C,
+    "mi300a": None,  # unified HBM: see host_link_for
+}
+_HOST_LINK_BY_ARCH: dict[str, HostLink] = {
+    "gfx90a": _PCIE4_X16,
+    "gfx942": _PCIE5_X16,
+    "gfx950": _PCIE5_X16,
+    "sm_80": _PCIE4_X16,
+    "sm_89": _PCIE4_X16,
+    "sm_90": _PCIE5_X16,
+    "sm_100": _PCIE5_X16,
+}
+
+
+def host_link_for(peaks: Peaks) -> tuple[HostLink | None, str]:
+    """The host-link peak a host↔device copy on this GPU is judged against, and where it came
+    from; ``(None, reason)`` when the link is unknown (the copy then gets no verdict)."""
+    product = normalize_product(peaks.product) or ""
+    if product in _HOST_LINK_BY_PRODUCT:
+        link = _HOST_LINK_BY_PRODUCT[product]
+        if link is not None:
+            return link, f"{peaks.product}: {link.name}"
+        if peaks.hbm_bw_bytes_s:
+            return (HostLink(peaks.hbm_bw_bytes_s, "unified HBM shared with the CPU (APU)"),
+                    f"{peaks.product}: host memory is the device HBM, so a copy streams HBM")
+    link = _HOST_LINK_BY_ARCH.get(peaks.gfx or "")
+    if link is None:
+        where = peaks.product or peaks.gfx or "this GPU"
+        return None, f"host-link bandwidth of {where} unknown"
+    note = f"{peaks.gfx} parts use {link.name}"
+    if peaks.confidence != "high" or peaks.source != "table":
+        note += " (assumed from the arch; the exact part is not confirmed)"
+    return link, note

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from roofline_tui.core.artifact import Confidence, MeasurementBasis, Stage
+from roofline_tui.core.artifact import (
+    BytesBasis,
+    Confidence,
+    CorroborationRow,
+    CorroborationVerdict,
+    MeasurementBasis,
+    Stage,
+)
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.measured import (
     CapturedShapes,
     CounterSet,
     KernelMeasurement,
+    ShapeCase,
     discover_counter_files,
     discover_roofline_files,
     discover_task_dirs,
@@ -30,10 +39,16 @@ from roofline_tui.core.measured import (
     match_measurement,
     match_task,
 )
+from roofline_tui.core.metrics import UTIL_BOUND_THRESHOLD
 from roofline_tui.core.opmodels import OpContext
 
 # Measured bytes this far from the model (either way) flag the byte model as disagreeing.
 DISAGREEMENT_FACTOR = 1.5
+
+
+# Corroborating counters (spec §5 stage C): percentages, 0–100.
+SUPPORT_PCT = 100.0 * UTIL_BOUND_THRESHOLD   # a unit this busy can be what binds the kernel
+IDLE_PCT = 30.0                              # a unit this idle cannot be what binds it
 
 
 @dataclass
@@ -42,6 +57,71 @@ class MeasuredAxes:
     flops_unit: float | None
     basis: MeasurementBasis
     notes: list[str]
+    bytes_basis: BytesBasis | None = None  # set when counters measured the bytes
+
+
+def _reads_only(m: KernelMeasurement) -> bool:
+    return (m.bytes_per_dispatch is None and m.read_bytes_per_dispatch is not None
+            and "WRITE_SIZE" in m.missing)
+
+
+def corroborate(bound_type: str, counters: dict[str, float]) -> list[CorroborationRow]:
+    """Compare the roofline's ``bound_type`` with the counters that can confirm it.
+
+    * memory-bound: DRAM throughput % (ncu) or MemUnitStalled (AMD) high supports it; DRAM
+      throughput low while the SM / MFMA units are busy contradicts it.
+    * compute-bound: MfmaUtil (AMD) or SM throughput % (ncu) high supports it; low contradicts.
+    * latency-bound: no unit busy supports it (low occupancy says why); a busy memory or
+      compute unit contradicts it.
+    ``OccupancyPercent`` only explains, it never decides.
+    """
+    def pick(*names: str) -> tuple[str, float] | None:
+        for n in names:
+            if n in counters:
+                return n, counters[n]
+        return None
+
+    mem = pick("DramThroughputPct", "MemUnitStalled", "MemUnitBusy", "MemoryThroughputPct")
+    comp = pick("MfmaUtil", "SmThroughputPct", "VALUUtilization")
+    out: list[CorroborationRow] = []
+
+    def add(c: tuple[str, float], verdict: CorroborationVerdict, why: str) -> None:
+        out.append(CorroborationRow(counter=c[0], value=c[1], verdict=verdict,
+                                    explanation=f"{c[0]} {c[1]:.0f}% {why}"))
+
+    if bound_type == "memory":
+        if mem is not None:
+            if mem[1] >= SUPPORT_PCT:
+                add(mem, "supports", "supports memory-bound")
+            elif mem[1] < IDLE_PCT:
+                add(mem, "contradicts", "contradicts memory-bound: the memory system is mostly idle")
+            else:
+                add(mem, "neutral", "neither confirms nor refutes memory-bound")
+        if comp is not None and comp[1] >= SUPPORT_PCT and (mem is None or mem[1] < SUPPORT_PCT):
+            add(comp, "contradicts", "contradicts memory-bound: the compute units are the busy ones")
+    elif bound_type == "compute":
+        if comp is not None:
+            if comp[1] >= SUPPORT_PCT:
+                add(comp, "supports", "supports compute-bound")
+            elif comp[1] < IDLE_PCT:
+                add(comp, "contradicts", "contradicts compute-bound: the matrix/SM units are "
+                                         "mostly idle (often an unvalidated compute peak)")
+            else:
+                add(comp, "neutral", "neither confirms nor refutes compute-bound")
+    elif bound_type == "latency":
+        present = [c for c in (mem, comp) if c is not None]
+        busy = [c for c in present if c[1] >= SUPPORT_PCT]
+        for c in busy:
+            add(c, "contradicts", "contradicts latency-bound: that unit is near its ceiling")
+        if not busy:
+            for c in present:
+                add(c, "supports", "supports latency-bound: no unit near its ceiling")
+    occ = pick("OccupancyPercent")
+    if occ is not None and bound_type in ("latency", "memory", "compute"):
+        low = occ[1] < IDLE_PCT
+        add(occ, "neutral", "occupancy: low, a likely cause of latency-bound behaviour" if low
+            else "occupancy")
+    return out
 
 
 @dataclass
@@ -57,7 +137,7 @@ class KernelRefinement:
         m = self.measurement
         return m is not None and (
             m.bytes_per_dispatch is not None or m.flops_per_dispatch is not None
-            or m.roofline_pct is not None
+            or m.roofline_pct is not None or _reads_only(m)
         )
 
     @property
@@ -68,7 +148,7 @@ class KernelRefinement:
             return "B"
         return "A"
 
-    def regime_cases(self, regime: str) -> list:
+    def regime_cases(self, regime: str) -> list[ShapeCase]:
         if self.captured is None:
             return []
         cases = [c for c in self.captured.cases if c.input_shapes or c.m]
@@ -80,14 +160,14 @@ class KernelRefinement:
         cap = self.captured
         if cap is None:
             return ctx
-        updates: dict = {}
+        updates: dict[str, Any] = {}
         for key in ("weight_dtype", "activation_dtype", "kv_dtype"):
             value = canonical_dtype(getattr(cap, key, None))
             if value:
                 updates[key] = value
         moe = cap.moe
         if moe is not None and ctx.model is not None:
-            patch = {}
+            patch: dict[str, int] = {}
             if moe.num_experts:
                 patch["num_experts"] = moe.num_experts
             if moe.top_k:
@@ -113,6 +193,14 @@ class KernelRefinement:
         b = m.bytes_per_dispatch * n_launch if m.bytes_per_dispatch is not None else None
         f = m.flops_per_dispatch * n_launch if m.flops_per_dispatch is not None else None
         src = f"{m.source} ({Path(m.path).name}, {m.dispatches} dispatches)"
+        bytes_basis: BytesBasis | None = "reads+writes" if b is not None else None
+        if b is None and _reads_only(m) and m.read_bytes_per_dispatch is not None:
+            b = m.read_bytes_per_dispatch * n_launch
+            bytes_basis = "reads only"
+            notes.append(
+                f"Counters in {src} have FETCH_SIZE but no WRITE_SIZE: bytes are reads only "
+                f"({b / 1e6:.1f} MB per unit), a lower bound on the traffic; confidence lowered."
+            )
         if b is None and f is None:
             if m.missing:
                 notes.append(
@@ -138,7 +226,7 @@ class KernelRefinement:
                 )
         if m.missing:
             notes.append(f"Missing counters: {', '.join(m.missing)}.")
-        return MeasuredAxes(b, f, basis, notes)
+        return MeasuredAxes(b, f, basis, notes, bytes_basis)
 
     def confidence(self, roof_axis: str | None) -> Confidence:
         m = self.measurement
@@ -151,7 +239,7 @@ class KernelRefinement:
             )
             if axis_measured:
                 return "high"
-            return "medium"
+            return "medium"  # the other axis only, or reads without writes
         if self.stage == "B":
             return "medium"
         return "low"

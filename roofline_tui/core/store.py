@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from roofline_tui.core.coerce import number
 from roofline_tui.core.textsafe import json_safe, printable
 
 MiB = 1024 * 1024
@@ -306,12 +305,6 @@ def read_yaml(path: Path | str, *, max_bytes: int = MAX_SMALL_BYTES) -> Any:
         return parse_yaml_text(text, "")
     except ValueError as exc:
         raise ReadProblem(path, str(exc).lstrip(": ")) from None
-
-
-def finite_or_none(value: Any) -> float | None:
-    """A finite float from a JSON number or ``None`` (bools, strings, NaN, Inf and integers too
-    large for a float are refused). Kept for callers; the rule lives in :mod:`coerce`."""
-    return number(value, text=False)
 
 
 # --------------------------------------------------------------------------- writes

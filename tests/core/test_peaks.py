@@ -62,13 +62,28 @@ def test_bundled_table_sections_are_sound(bundled):
         ("sm_90", "h100"),
         ("sm_90", "h200"),
         ("sm_100", "b200"),
+        # products people run (issue 12 item 7)
+        ("gfx90a", "mi250x package"),
+        ("gfx90a", "mi210"),
+        ("gfx942", "mi300a"),
+        ("sm_80", "a100-sxm4-40gb"),
+        ("sm_80", "a100-pcie-40gb"),
+        ("sm_80", "a100 80gb pcie"),
+        ("sm_89", "l40s"),
+        ("sm_90", "h100 pcie"),
+        ("sm_90", "h100 nvl"),
+        ("sm_90", "h800"),
+        ("sm_90", "h20"),
+        ("sm_90", "gh200 480gb"),
+        ("sm_90", "gh200 144g hbm3e"),
+        ("sm_100", "gb200"),
     }
     for sec in bundled:
         assert sec.flops["bf16"] == sec.flops["fp16"], sec.title
         assert sec.source and len(sec.source) > 20, sec.title
         assert sec.title.startswith(sec.gfx)
         assert sec.hbm_bw_bytes_s > 1e11
-        assert all(v > 1e12 for v in sec.flops.values())
+        assert all(v >= 1e12 for v in sec.flops.values())  # FLOP/s, not TFLOP/s
     defaults = sorted(s.gfx for s in bundled if s.default)
     assert defaults == sorted({s.gfx for s in bundled})  # exactly one default per arch
 
@@ -162,17 +177,24 @@ def test_product_of_another_arch_is_not_applied(bundled):
     assert any("disagrees" in p for p in peaks.problems)
 
 
-def test_variant_with_other_bandwidth_falls_back_to_default_with_a_note(bundled):
-    # an H100 PCIe has 2.0 TB/s; it must not be silently treated as a named H100 SXM match
-    assert match_product("H100 PCIe", bundled) is None
-    peaks = resolve_peaks(bundled, gfx="sm_90", product="H100 PCIe")
-    assert peaks.product == "h100"
-    assert any("not in the peak table" in p for p in peaks.problems)
+def test_variant_with_other_bandwidth_gets_its_own_section(bundled):
+    # an H100 PCIe has 2.0 TB/s; it must not be treated as the H100 SXM default
+    assert match_product("H100 PCIe", bundled).product == "h100 pcie"
+    peaks = resolve_peaks(bundled, gfx="sm_90", product="NVIDIA H100 PCIe")
+    assert (peaks.product, peaks.hbm_bw_bytes_s, peaks.confidence) == ("h100 pcie", 2.0e12, "high")
+
+
+def test_unrecognised_product_of_a_known_arch_is_medium_with_a_note(bundled):
+    # H200 NVL has no section: the sm_90 default answers, but no longer at confidence high
+    peaks = resolve_peaks(bundled, gfx="sm_90", product="NVIDIA H200 NVL")
+    assert (peaks.product, peaks.source, peaks.confidence) == ("h100", "table", "medium")
+    assert any("'NVIDIA H200 NVL' not in the peak table" in p and "medium" in p
+               for p in peaks.problems)
 
 
 def test_unknown_device_flag_is_reported(bundled):
     peaks = resolve_peaks(bundled, gfx="gfx942", device="quantum-9000")
-    assert peaks.product == "mi300x"
+    assert peaks.product == "mi300x" and peaks.confidence == "medium"
     assert any("quantum-9000" in p for p in peaks.problems)
 
 
@@ -469,7 +491,7 @@ def test_resolve_never_raises(gfx, product, device, props):
     assert isinstance(peaks, Peaks)
     assert not any("resolution failed" in p for p in peaks.problems)  # no internal exception
     if peaks.source == "table":
-        assert peaks.confidence == "high" and peaks.hbm_bw_bytes_s
+        assert peaks.confidence in ("high", "medium") and peaks.hbm_bw_bytes_s
 
 
 def test_module_does_not_import_textual():

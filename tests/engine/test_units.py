@@ -9,7 +9,8 @@ import pytest
 
 from roofline_tui.core.classify import classify
 from roofline_tui.core.dtypes import dtype_bytes
-from roofline_tui.core.routing import Neighbour, byte_reduction_levers, route_entry
+from roofline_tui.core.opmodels import LeverContext, Neighbour, byte_reduction_levers
+from roofline_tui.core.routing import route_entry
 
 from .helpers import edit_topn, entry, kernel, run
 
@@ -79,13 +80,13 @@ def test_low_confidence_routes_say_advisory() -> None:
 
 
 def test_levers_name_the_adjacent_kernel_and_the_lossy_gate() -> None:
-    levers = byte_reduction_levers(
-        short_name="fused_moe_kernel", op_class="moe", bound_type="memory", weight_dtype="fp8",
+    levers = byte_reduction_levers("moe", LeverContext(
+        short_name="fused_moe_kernel", bound_type="memory", weight_dtype="fp8",
         kv_dtype="bf16", alternatives=[("experts_hit", 697e6), ("all-experts", 805e6)],
         chosen_label="experts_hit",
         neighbours=[Neighbour("act_and_mul_kernel", "elementwise", "act_and_mul", 3.1),
                     Neighbour("rms_norm_kernel", "elementwise", "norm", 1.2),
-                    Neighbour("kernel_paged_attention_2d", "attn", None, 8.9)])
+                    Neighbour("kernel_paged_attention_2d", "attn", None, 8.9)]))
     text = "\n".join(levers)
     assert "fuse `act_and_mul_kernel` (act_and_mul, 3.10% GPU)" in text
     assert "kernel_paged_attention_2d" not in text  # not a prologue/epilogue op

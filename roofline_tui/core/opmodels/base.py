@@ -1,19 +1,26 @@
-"""What every op-class model receives and returns (spec §4).
+"""What every op-class model receives and returns (spec §4), and the interface it implements.
 
 A model turns one head entry plus the model shape and workload into byte/FLOP estimates. It says
 what unit it modelled (one launch, or one logical op such as a whole MoE layer that the backend
 splits into several launches) and lists every assumption it made, so a user can always ask
-"why this number?".
+"why this number?". Each model also owns its ``target_eff`` priors (spec §7) and the
+byte-reduction levers that are specific to its class (spec §7.1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Literal
+from typing import Any, Literal, Protocol
 
+from roofline_tui.core.artifact import Alternative
 from roofline_tui.core.inputs import Workload
 from roofline_tui.core.model_config import ModelShape
+
+# Which memory roof a kernel's bytes cross: device HBM, or the host link (PCIe / C2C) for
+# host<->device copies.
+Roof = Literal["hbm", "host_link"]
 
 
 class OpModelUnavailable(Exception):
@@ -22,12 +29,27 @@ class OpModelUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Candidate:
-    """One plausible byte/FLOP model of the same work (spec §4 feasibility rule)."""
+    """One plausible byte/FLOP model of the same work (spec §4 feasibility rule).
+
+    ``reportable`` false: the candidate is shown in ``alternatives`` and notes but is never the
+    reported figure (spec §4 MoE: the all-expert figure when it is unknown whether the kernel
+    streams every expert).
+    """
 
     label: str
     bytes: float
     flops: float
     note: str = ""
+    reportable: bool = True
+
+
+@dataclass(frozen=True)
+class Prior:
+    """One ``target_eff`` prior (spec §7): its calibration key, value and why."""
+
+    key: str
+    value: float
+    why: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +59,8 @@ class OpEstimate:
     compute_dtype: str                          # which flops peak applies
     per: Literal["launch", "logical_op"]        # what the bytes/FLOPs cover
     assumptions: tuple[str, ...] = ()
+    prior: str | None = None                    # target_eff prior key; None = the class default
+    roof: Roof = "hbm"
 
 
 @dataclass(frozen=True)
@@ -75,5 +99,157 @@ class OpContext:
         return self.tokens
 
 
-def numel(dims: list[int]) -> int:
+@dataclass(frozen=True)
+class Neighbour:
+    """Another Top-N kernel (head or not) that a fusion lever may name."""
+
+    short_name: str
+    op_class: str
+    op_subclass: str | None
+    pct_gpu_time: float
+
+
+class Neighbours:
+    """The Top-N kernels that a fusion lever may name, classified only as far as a lever looks.
+
+    A lever wants the biggest few kernels of some classes. Kernels are visited biggest first
+    (``pct_gpu_time`` descending, then ``short_name``: the order the levers rank by) and each is
+    described (classified) the first time a lever reaches it, so a 10,000-entry Top-N costs a
+    handful of classifications instead of 10,000. ``describe`` turns a kernel into a
+    :class:`Neighbour`; kernels need ``pct_gpu_time`` and ``short_name`` to be ordered.
+    """
+
+    def __init__(self, kernels: Iterable[Any], describe: Callable[[Any], Neighbour]) -> None:
+        self._order = sorted(kernels, key=lambda k: (-k.pct_gpu_time, k.short_name))
+        self._describe = describe
+        self._known: list[Neighbour] = []
+
+    @classmethod
+    def of(cls, neighbours: Iterable[Neighbour]) -> Neighbours:
+        """Neighbours already classified."""
+        return cls(neighbours, lambda n: n)
+
+    def biggest(self, keep: Callable[[Neighbour], bool], k: int) -> list[Neighbour]:
+        """The ``k`` biggest neighbours that ``keep`` accepts, biggest first."""
+        out: list[Neighbour] = []
+        i = 0
+        while len(out) < k and i < len(self._order):
+            if i == len(self._known):
+                self._known.append(self._describe(self._order[i]))
+            n = self._known[i]
+            if keep(n):
+                out.append(n)
+            i += 1
+        return out
+
+    @property
+    def described(self) -> int:
+        """How many kernels have been classified so far."""
+        return len(self._known)
+
+
+def biggest_neighbours(neighbours: Neighbours | Sequence[Neighbour],
+                       keep: Callable[[Neighbour], bool], k: int) -> list[Neighbour]:
+    """The ``k`` biggest of ``neighbours`` that ``keep`` accepts, biggest first (ties by short
+    name); a plain sequence is ranked whole."""
+    if not isinstance(neighbours, Neighbours):
+        neighbours = Neighbours.of(neighbours)
+    return neighbours.biggest(keep, k)
+
+
+@dataclass(frozen=True)
+class LeverContext:
+    """What a saturated entry's class needs to name its byte-reduction levers (spec §7.1)."""
+
+    short_name: str
+    bound_type: str
+    weight_dtype: str | None
+    kv_dtype: str | None
+    alternatives: Sequence[tuple[str, float]]     # (candidate label, bytes per unit)
+    chosen_label: str | None
+    neighbours: Neighbours | Sequence[Neighbour]
+
+
+class OpModel(Protocol):
+    """The interface of one op-class model (one module of this package each)."""
+
+    @property
+    def op_class(self) -> str: ...
+
+    @property
+    def priors(self) -> Mapping[str, Prior]:
+        """``target_eff`` priors by calibration key; the key equal to ``op_class`` is the
+        class default, others are chosen by :attr:`OpEstimate.prior`."""
+        ...
+
+    def estimate(self, ctx: OpContext) -> OpEstimate: ...
+
+    def levers(self, lc: LeverContext) -> list[str]:
+        """Levers specific to this class; the generic ones are added by the registry."""
+        ...
+
+
+def numel(dims: Sequence[int]) -> int:
     return prod(dims) if dims else 0
+
+
+# ------------------------------------------------------------------------ feasibility rule
+
+
+@dataclass(frozen=True)
+class Choice:
+    alternatives: list[Alternative]
+    chosen: Alternative
+    why: str
+
+
+def choose_candidate(est: OpEstimate, peak_bw: float, t_unit_s: float) -> Choice:
+    """Spec §4 feasibility rule: the largest *reportable* candidate with ``bytes ≤ peak_bw × t``
+    is chosen; when none is feasible, the smallest (the least wrong) is shown and L3 will flag
+    it. Candidates that are not reportable stay in the alternatives as evidence only."""
+    alts = []
+    for c in est.candidates:
+        raw = c.bytes / (peak_bw * t_unit_s) if c.bytes > 0 and peak_bw > 0 and t_unit_s > 0 \
+            else None
+        alts.append(Alternative(label=c.label, bytes_est=c.bytes, flops_est=c.flops,
+                                roofline_pct_raw=raw, feasible=raw is not None and raw <= 1.0,
+                                note=c.note))
+    eligible = [a for a, c in zip(alts, est.candidates, strict=True) if c.reportable] or alts
+    held_back = [a.label for a, c in zip(alts, est.candidates, strict=True) if not c.reportable]
+    feasible = [a for a in eligible if a.feasible]
+    if feasible:
+        pick = max(feasible, key=lambda a: a.bytes_est)
+        why = "largest feasible candidate"
+    else:
+        pick = min(alts, key=lambda a: a.bytes_est)
+        why = "every candidate is infeasible; the smallest is shown"
+    if held_back and feasible:
+        why += f" ({', '.join(held_back)} kept as an alternative only)"
+    pick.chosen = True
+    return Choice(alternatives=alts, chosen=pick, why=why)
+
+
+# ------------------------------------------------------------------------ shared lever texts
+
+LOWER_PRECISION = {"bf16": "fp8", "fp16": "fp8", "fp8": "fp4", "fp32": "bf16"}
+
+
+def lower_precision_weights(weight_dtype: str | None) -> list[str]:
+    """The lossy weight-dtype step for weight-streaming classes (GEMM, MoE)."""
+    if weight_dtype not in LOWER_PRECISION:
+        return []
+    lower = LOWER_PRECISION[weight_dtype]
+    return [f"lower-precision weights {weight_dtype} → {lower}: cuts the streamed weight bytes "
+            "(lossy — must pass the accuracy gate)"]
+
+
+def fuse_adjacent(lc: LeverContext, adjacent: Sequence[str]) -> list[str]:
+    """Fuse the biggest prologue/epilogue kernels of the kinds that sit next to this class."""
+    found = biggest_neighbours(
+        lc.neighbours, lambda n: (n.short_name != lc.short_name and n.op_class == "elementwise"
+                                  and n.op_subclass in adjacent), 2)
+    return [
+        f"fuse `{n.short_name}` ({n.op_subclass}, {n.pct_gpu_time:.2f}% GPU) into this kernel's "
+        "prologue/epilogue: removes an activation round-trip and that kernel's own launches"
+        for n in found
+    ]

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofline_tui.core.opmodels.base import (
     Candidate,
+    LeverContext,
     OpContext,
     OpEstimate,
     OpModelUnavailable,
+    Prior,
+    fuse_adjacent,
+    lower_precision_weights,
     numel,
 )
 
-OP_CLASS = "gemm"
-TARGET_EFF = 0.90
-TARGET_EFF_WHY = "dense GEMM: regular, dense compute (spec §7 prior)"
+PRIORS: Mapping[str, Prior] = {
+    "gemm": Prior("gemm", 0.90, "dense GEMM: regular, dense compute (spec §7 prior)"),
+}
+# A GEMM takes a norm or quant prologue, and an act-and-mul epilogue when unfused.
+ADJACENT_OPS = ("quant", "norm", "act_and_mul")
 
 
 def gemm_dims(shape_set: list[list[int]]) -> tuple[int, int, int, bool] | None:
@@ -59,7 +67,8 @@ def estimate(ctx: OpContext) -> OpEstimate:
     assumptions: list[str] = []
     # With several distinct shapes, take the one closest to this regime's token count.
     if ctx.tokens and len(found) > 1:
-        m, n, k, kn = min(found, key=lambda d: abs(d[0] - ctx.tokens))  # type: ignore[operator]
+        tokens = ctx.tokens
+        m, n, k, kn = min(found, key=lambda d: abs(d[0] - tokens))
         assumptions.append(
             f"{len(found)} shapes recorded; used the one with M closest to {ctx.regime} M="
             f"{ctx.tokens} ({ctx.tokens_source})"
@@ -88,3 +97,17 @@ def estimate(ctx: OpContext) -> OpEstimate:
         per="launch",
         assumptions=tuple(assumptions),
     )
+
+
+class GemmModel:
+    op_class = "gemm"
+    priors = PRIORS
+
+    def estimate(self, ctx: OpContext) -> OpEstimate:
+        return estimate(ctx)
+
+    def levers(self, lc: LeverContext) -> list[str]:
+        return fuse_adjacent(lc, ADJACENT_OPS) + lower_precision_weights(lc.weight_dtype)
+
+
+MODEL = GemmModel()

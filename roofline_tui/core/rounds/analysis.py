@@ -61,7 +61,9 @@ class RoundResult:
     # Every file outside the round directory this analysis read (env_report, model config,
     # peak table, priors, explicit shape/counter sources): what a live view must watch.
     inputs_read: tuple[Path, ...] = ()
-    topn: TopN | None = None        # the Top-N as loaded (its kernels below the head threshold)
+    # The Top-N as parsed: the round's history reuses it instead of parsing the file again, and
+    # the dashboard lists its kernels below the head threshold.
+    topn: TopN | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

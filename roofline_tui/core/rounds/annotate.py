@@ -12,11 +12,15 @@ from roofline_tui.core.artifact import (
     MovementRow,
     RoundContext,
     RoundMovement,
+    rounded,
 )
+from roofline_tui.core.inputs import TopN
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, analyze_round
 from roofline_tui.core.rounds.compare import Movement, RoundHistory, load_history, movement_against
+from roofline_tui.core.rounds.fingerprint import RoundCache
 from roofline_tui.core.rounds.layout import round_dirs, round_label
+from roofline_tui.core.rounds.snapshot import RoundSnapshot
 
 
 def round_movement(h: RoundHistory, label: str | int) -> RoundMovement | None:
@@ -131,17 +135,17 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
         if mb is not None:
             e.baseline_round = base.label
             e.t_ms_baseline = mb.t_ms_ref
-            e.delta_t_pct_vs_baseline = _r(mb.delta_t_pct)
+            e.delta_t_pct_vs_baseline = rounded(mb.delta_t_pct, 2)
             if base.is_round0:
                 e.t_ms_round0 = mb.t_ms_ref
-                e.delta_t_pct_vs_round0 = _r(mb.delta_t_pct)
+                e.delta_t_pct_vs_round0 = rounded(mb.delta_t_pct, 2)
                 e.pct_gpu_time_round0 = mb.pct_gpu_time_ref
                 e.delta_pct_gpu_time_pts_vs_round0 = _pts(mb)
         mv = moves.get(key)
         if mv is not None:
             e.prev_round = prev.label
             e.t_ms_prev = mv.t_ms_ref
-            e.delta_t_pct_vs_prev = _r(mv.delta_t_pct)
+            e.delta_t_pct_vs_prev = rounded(mv.delta_t_pct, 2)
             e.pct_gpu_time_prev = mv.pct_gpu_time_ref
             e.delta_pct_gpu_time_pts_vs_prev = _pts(mv)
         elif step.comparable:
@@ -152,7 +156,7 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
                 e.new_in_round = True
         p = pairs.get(key)
         if p is not None:
-            e.measured_speedup_vs_prev = _r(p.measured_speedup, 4)
+            e.measured_speedup_vs_prev = rounded(p.measured_speedup, 4)
             e.predicted_speedup_prev = p.predicted_speedup
             e.predicted_e2e_gain_pct_prev = p.predicted_e2e_gain_pct
             e.isolated_verdict = p.verdict
@@ -161,10 +165,6 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
                 e.contradiction_detail = p.contradiction_detail
                 e.notes = (e.notes or "") + f" Contradiction (spec §8.4): {p.contradiction_detail}."
     return artifact
-
-
-def _r(x: float | None, digits: int = 2) -> float | None:
-    return None if x is None else round(x, digits)
 
 
 def _pts(mv: Movement) -> float | None:
@@ -180,9 +180,13 @@ HISTORY_LIMIT = 8
 
 
 def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | None = None,
-                   options: AnalyzeOptions | None = None) -> tuple[Artifact, RoundHistory | None]:
+                   options: AnalyzeOptions | None = None, *, topn: TopN | None = None,
+                   cache: RoundCache[RoundSnapshot] | None = None,
+                   ) -> tuple[Artifact, RoundHistory | None]:
     """Add movement to the artifact of ``round_dir`` when sibling rounds exist. Never raises:
-    a failure is appended to ``skill_errors`` and the artifact is returned unchanged."""
+    a failure is appended to ``skill_errors`` and the artifact is returned unchanged. ``topn``
+    is the round's Top-N as already parsed; ``cache`` keeps the sibling rounds between calls
+    (see :func:`~roofline_tui.core.rounds.compare.load_history`)."""
     round_dir = Path(round_dir)
     try:
         profile_dir = round_dir.resolve().parent
@@ -191,7 +195,8 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
         if len(siblings) < 2 or name not in {s.name for s in siblings}:
             return artifact, None
         h = load_history(profile_dir, sources, options, given={name: artifact}, focus=name,
-                         limit=HISTORY_LIMIT)
+                         limit=HISTORY_LIMIT, given_topn={name: topn} if topn else None,
+                         cache=cache)
         label = round_label(round_dir)
         if h.index(label) is None:
             return artifact, h
@@ -202,12 +207,17 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
 
 
 def analyze_round_with_history(
-    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
+    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None,
+    *, cache: RoundCache[RoundSnapshot] | None = None,
 ) -> RoundResult:
     """``analyze_round`` plus round-over-round movement when sibling rounds exist: what both
-    ``roofline analyze`` and the dashboard show. ``result.history`` keeps the comparison."""
+    ``roofline analyze`` and the dashboard show. ``result.history`` keeps the comparison.
+
+    The round's Top-N is parsed once (the history reuses it). A caller that analyses again and
+    again (the dashboard) passes a ``cache`` so that only the sibling rounds whose inputs changed
+    are loaded again: a recompute then costs about the same with 1 round or 20."""
     result = analyze_round(round_dir, sources, options)
     if result.topn_found:
         result.artifact, result.history = annotate_round(result.artifact, round_dir, sources,
-                                                         options)
+                                                         options, topn=result.topn, cache=cache)
     return result

@@ -32,11 +32,25 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions
-from roofline_tui.core.artifact import Artifact, E2EVerdict, IsolatedVerdict, PredictedVsActual
+from roofline_tui.core.artifact import (
+    Artifact,
+    E2EVerdict,
+    IsolatedVerdict,
+    PredictedVsActual,
+    Regime,
+)
+from roofline_tui.core.inputs import TopN
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundSources
+from roofline_tui.core.rounds.fingerprint import RoundCache
 from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME, round_dirs, round_label
-from roofline_tui.core.rounds.snapshot import WORKLOAD_KEYS, KernelObs, RoundSnapshot, load_round
+from roofline_tui.core.rounds.snapshot import (
+    WORKLOAD_KEYS,
+    KernelObs,
+    RoundSnapshot,
+    load_round,
+    load_round_cached,
+)
 
 
 class Movement(BaseModel):
@@ -44,7 +58,7 @@ class Movement(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     ref_round: str | int
     t_ms_ref: float | None = None
     t_ms: float | None = None
@@ -248,6 +262,8 @@ def compare_rounds(a: RoundSnapshot, b: RoundSnapshot) -> RoundStep:
             contradiction=verdict == "contradiction",
             contradiction_detail=text if verdict == "contradiction" else None,
             verdict=verdict, verdict_text=text)
+        if k0.prior:
+            pv.prior = k0.prior
         pairs.append(pv)
     real = [p for p in pairs if not p.isolated_noise]
     for p in pairs:
@@ -323,16 +339,21 @@ def load_history(
     *,
     focus: str | None = None,
     limit: int | None = None,
+    given_topn: dict[str, TopN] | None = None,
+    cache: RoundCache[RoundSnapshot] | None = None,
 ) -> RoundHistory:
     """Discover and load the rounds of ``profile_dir`` and compare them.
 
     ``given`` maps a round directory name (``round_2``) to an artifact to use as is (the
-    one being written right now). With ``focus`` (a round directory name) and ``limit``, only
-    the baseline and the ``limit`` rounds ending at ``focus`` are loaded; the others are listed
-    in ``left_out``. Never raises for bad input: problems are listed.
+    one being written right now); ``given_topn`` to its Top-N, already parsed. With ``focus``
+    (a round directory name) and ``limit``, only the baseline and the ``limit`` rounds ending at
+    ``focus`` are loaded; the others are listed in ``left_out``. With ``cache``, the other
+    rounds are loaded through it: each is read (and analysed) again only when its inputs
+    changed. Never raises for bad input: problems are listed.
     """
     profile_dir = Path(profile_dir)
     given = given or {}
+    given_topn = given_topn or {}
     dirs = round_dirs(profile_dir)
     window = dirs
     if focus is not None and limit is not None and len(dirs) > limit:
@@ -342,7 +363,11 @@ def load_history(
 
     def load(d: Path) -> RoundSnapshot | None:
         try:
-            snap = load_round(d, sources, options, artifact=given.get(d.name))
+            if d.name in given or cache is None:
+                snap = load_round(d, sources, options, artifact=given.get(d.name),
+                                  topn=given_topn.get(d.name))
+            else:
+                snap = load_round_cached(d, sources, options, cache)
         except Exception as exc:  # one bad round never hides the others
             problems.append(f"{d.name}: {type(exc).__name__}: {exc}")
             return None

@@ -6,7 +6,8 @@ whole written back through an atomic replace — a hand-edited file keeps every 
 carries the pair's stable id (``pv-…``); a pair whose id is already anywhere in the file is not
 added again, so re-running adds nothing.
 
-Calibration, per op class: the achieved fraction of roof *after* an optimisation (the later
+Calibration, per prior key (the op class, or a class's own prior such as ``attn_prefill`` for
+compute-bound prefill attention): the achieved fraction of roof *after* an optimisation (the later
 round's ``roofline_pct``, or the earlier one × the measured speedup) against the ``target_eff``
 prior the prediction used, with the number of observations. Only real improvements count (a
 measured speedup beyond the isolated noise band). The suggested ``target_eff``:
@@ -38,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from roofline_tui.core.artifact import PredictedVsActual
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
-from roofline_tui.core.opmodels import MODELS
+from roofline_tui.core.opmodels import MODELS, PRIOR_KEYS, prior_for
 from roofline_tui.core.rounds.compare import RoundHistory
 from roofline_tui.core.store import atomic_write_text
 from roofline_tui.core.textsafe import md_cell, printable
@@ -79,11 +80,20 @@ class AppendResult(BaseModel):
 # --------------------------------------------------------------------------- calibration
 
 
+def prior_key(p: PredictedVsActual) -> str | None:
+    """The calibration key of a pair: its prior's own key (``attn_prefill``) or its op class."""
+    return p.prior or p.op_class
+
+
 def _prior_for(p: PredictedVsActual) -> float | None:
     if p.target_eff_before is not None:
         return p.target_eff_before
-    module = MODELS.get(p.op_class or "")
-    return float(module.TARGET_EFF) if module is not None else None
+    key = prior_key(p)
+    if key in PRIOR_KEYS:
+        return PRIOR_KEYS[key].value
+    if p.op_class not in MODELS:
+        return None
+    return prior_for(p.op_class).value
 
 
 def calibration_observations(pairs: list[PredictedVsActual]) -> list[PredictedVsActual]:
@@ -98,7 +108,7 @@ def calibrate(pairs: list[PredictedVsActual], min_obs_to_lower: int = MIN_OBS_TO
               ) -> list[Calibration]:
     by_class: dict[str, list[PredictedVsActual]] = {}
     for p in calibration_observations(pairs):
-        by_class.setdefault(p.op_class or "unknown", []).append(p)
+        by_class.setdefault(prior_key(p) or "unknown", []).append(p)
     out = []
     for op_class in sorted(by_class):
         obs = by_class[op_class]
@@ -188,8 +198,8 @@ def load_priors(path: Path) -> tuple[dict[str, float], str]:
         raise PriorsError(f"{name}: no target_eff values")
     out: dict[str, float] = {}
     for op_class, v in values.items():
-        if op_class not in MODELS:
-            known = ", ".join(sorted(MODELS))
+        if op_class not in PRIOR_KEYS:
+            known = ", ".join(sorted(PRIOR_KEYS))
             raise PriorsError(f"{name}: unknown op class {printable(op_class, limit=40)} "
                               f"(known: {known})")
         c = coerce_number(v, positive=True, text=False)

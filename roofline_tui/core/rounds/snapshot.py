@@ -30,16 +30,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.artifact import Artifact, Entry, HeadroomClass, Regime
 from roofline_tui.core.coerce import number
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round, load_stored_artifact
+from roofline_tui.core.rounds.fingerprint import Fingerprint, RoundCache, round_fingerprint
 from roofline_tui.core.rounds.layout import (
     ARTIFACT_JSON,
     COUNTERS_DIR,
     SERVING_NAME,
     TOPN_NAME,
     find_env_report,
+    find_model_config,
     is_numeric_round,
     round_label,
     topn_mtime,
@@ -64,21 +66,22 @@ class KernelObs(BaseModel):
 
     name: str
     short_name: str
-    regime: str
+    regime: Regime
     t_ms: float | None = None
     t_ms_source: str = ""
     pct_gpu_time: float | None = None
     is_head: bool = False
     op_class: str | None = None
+    prior: str | None = None  # the target_eff prior key when not the op class (attn_prefill)
     roofline_pct: float | None = None
     suspect: bool = False
     target_eff: float | None = None
     attainable_speedup: float | None = None
     expected_e2e_gain_pct: float | None = None
-    headroom_class: str | None = None
+    headroom_class: HeadroomClass | None = None
 
     @property
-    def key(self) -> tuple[str, str]:
+    def key(self) -> tuple[str, Regime]:
         return (self.name, self.regime)
 
 
@@ -211,7 +214,7 @@ def _obs_from_entry(e: Entry) -> KernelObs:
     return KernelObs(
         name=e.name, short_name=e.short_name, regime=e.regime or "decode", t_ms=e.t_ms,
         t_ms_source="artifact", pct_gpu_time=e.pct_gpu_time, is_head=True, op_class=e.op_class,
-        roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
+        prior=e.prior, roofline_pct=e.roofline_pct, suspect=e.suspect, target_eff=e.target_eff,
         attainable_speedup=e.attainable_speedup, expected_e2e_gain_pct=e.expected_e2e_gain_pct,
         headroom_class=e.headroom_class,
     )
@@ -255,15 +258,18 @@ def load_round(
     sources: RoundSources | None = None,
     options: AnalyzeOptions | None = None,
     artifact: Artifact | None = None,
+    topn: TopN | None = None,
 ) -> RoundSnapshot:
-    """Load one round. ``artifact`` (e.g. the one being written right now) is used as given."""
+    """Load one round. ``artifact`` (e.g. the one being written right now) is used as given, and
+    so is ``topn`` (the Top-N its analysis parsed: not parsed a second time)."""
     round_dir = Path(round_dir)
     problems: list[str] = []
     topn_path = round_dir / TOPN_NAME
-    topn, topn_problems, _incomplete = load_topn(topn_path)
+    if topn is None:
+        topn, topn_problems, _incomplete = load_topn(topn_path)
+        if topn_path.exists() and topn is None:
+            problems += topn_problems
     topn_found = topn is not None
-    if topn_path.exists() and topn is None:
-        problems += topn_problems
     source = "given" if artifact is not None else "none"
     if artifact is None:
         artifact, why = _stored_artifact(round_dir)
@@ -313,3 +319,37 @@ def load_round(
         problems=problems,
         artifact=artifact,
     )
+
+
+def snapshot_fingerprint(round_dir: Path, sources: RoundSources | None = None,
+                         options: AnalyzeOptions | None = None) -> Fingerprint:
+    """Everything :func:`load_round` may read for ``round_dir`` (no artifact given), as a
+    fingerprint: the round's files, the discovery places of env_report/config, EVAL_DIR/kernels,
+    the explicit sources, the model config that env_report names, and the options it analyses
+    with (:mod:`roofline_tui.core.rounds.fingerprint`)."""
+    round_dir = Path(round_dir)
+    extra: list[Path | None] = []
+    if sources is not None:
+        extra += [sources.env, sources.model_config, sources.peaks, sources.shapes,
+                  *sources.counters]
+    env_path = (sources.env if sources and sources.env else None) or find_env_report(round_dir)
+    if env_path is not None:
+        env, _ = load_env_report(env_path)
+        extra.append(find_model_config(env_path, env, round_dir))
+    return round_fingerprint(round_dir, extra=extra,
+                             salt=(repr(sources), repr(_prior_options(options))))
+
+
+def load_round_cached(round_dir: Path, sources: RoundSources | None, options: AnalyzeOptions | None,
+                      cache: RoundCache[RoundSnapshot]) -> RoundSnapshot:
+    """:func:`load_round` through ``cache``: a round is loaded (and maybe analysed) again only
+    when its inputs' fingerprint changed. A round that changed while it was being loaded is not
+    kept (its fingerprint before and after differ), so the next call loads it again."""
+    before = snapshot_fingerprint(round_dir, sources, options)
+    snap = cache.get(round_dir, before)
+    if snap is not None:
+        return snap
+    snap = load_round(round_dir, sources, options)
+    if snapshot_fingerprint(round_dir, sources, options) == before:
+        cache.put(round_dir, before, snap)
+    return snap

@@ -5,9 +5,11 @@ round with every sibling round. Analysing every sibling again each time makes a 
 with the number of rounds. Instead each sibling's result is kept under the fingerprint of the
 inputs it was computed from, and re-analysed only when that fingerprint changes.
 
-A file's fingerprint is its content hash when it is small (so a rewrite with the same bytes is
-no change, and a change within one mtime tick is still seen), else its size, mtime, ctime and
-inode. A round's fingerprint covers everything its analysis may read:
+A file's fingerprint is its size and mtime, plus its content hash when it is small (so a
+change within one mtime tick is still seen), or its ctime and inode when it is large. The mtime
+counts even for hashed files: whether a stored artifact is current is judged by mtimes.
+
+A round's fingerprint covers everything its analysis may read:
 
 * every file under the round directory (Top-N, stored artifact, serving metrics, ``counters/``);
 * the places discovery looks for ``env_report.json`` and ``config.json`` (the round directory
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from pathlib import Path
@@ -58,7 +61,7 @@ def file_fingerprint(path: Path | str) -> Fingerprint:
                 data = fh.read(SMALL_FILE_BYTES + 1)
         except OSError:
             return (p, "unreadable", st.st_size, st.st_mtime_ns)
-        return (p, len(data), hashlib.blake2b(data, digest_size=16).digest())
+        return (p, len(data), st.st_mtime_ns, hashlib.blake2b(data, digest_size=16).digest())
     return (p, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
@@ -123,13 +126,15 @@ V = TypeVar("V")
 
 class RoundCache(Generic[V]):
     """Per-round results kept under their inputs' fingerprint (one entry per round directory,
-    the latest; at most ``max_rounds`` directories, least recently used dropped first)."""
+    the latest; at most ``max_rounds`` directories, least recently used dropped first). Safe to
+    share between analysis threads."""
 
     def __init__(self, max_rounds: int = 256) -> None:
         self.max_rounds = max_rounds
         self._entries: OrderedDict[str, tuple[Fingerprint, V]] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -141,23 +146,27 @@ class RoundCache(Generic[V]):
     def get(self, round_dir: Path, fingerprint: Fingerprint) -> V | None:
         """The result stored for ``round_dir`` if it was computed from these same inputs."""
         k = self._key(round_dir)
-        hit = self._entries.get(k)
-        if hit is None or hit[0] != fingerprint:
-            self.misses += 1
-            return None
-        self._entries.move_to_end(k)
-        self.hits += 1
-        return hit[1]
+        with self._lock:
+            hit = self._entries.get(k)
+            if hit is None or hit[0] != fingerprint:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(k)
+            self.hits += 1
+            return hit[1]
 
     def put(self, round_dir: Path, fingerprint: Fingerprint, value: V) -> None:
         k = self._key(round_dir)
-        self._entries[k] = (fingerprint, value)
-        self._entries.move_to_end(k)
-        while len(self._entries) > self.max_rounds:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[k] = (fingerprint, value)
+            self._entries.move_to_end(k)
+            while len(self._entries) > self.max_rounds:
+                self._entries.popitem(last=False)
 
     def forget(self, round_dir: Path) -> None:
-        self._entries.pop(self._key(round_dir), None)
+        with self._lock:
+            self._entries.pop(self._key(round_dir), None)
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from roofline_tui.core import fingerprint as fp
-from roofline_tui.core.fingerprint import RoundCache, file_fingerprint, round_fingerprint
+from roofline_tui.core.rounds import fingerprint as fp
+from roofline_tui.core.rounds.fingerprint import RoundCache, file_fingerprint, round_fingerprint
 
 
 def _eval_dir(tmp_path: Path) -> Path:
@@ -19,13 +19,13 @@ def _eval_dir(tmp_path: Path) -> Path:
     return r
 
 
-def test_same_bytes_rewritten_is_no_change(tmp_path: Path) -> None:
+def test_nothing_changed_is_no_change_and_a_touch_is_one(tmp_path: Path) -> None:
     r = _eval_dir(tmp_path)
     before = round_fingerprint(r)
-    topn = r / "profile_topN.json"
-    topn.write_text(topn.read_text())
-    os.utime(topn, ns=(1, 1))  # even with another mtime: small files count by content
     assert round_fingerprint(r) == before
+    topn = r / "profile_topN.json"
+    os.utime(topn, ns=(1, 1))  # a stored artifact is current or not by mtimes: a touch counts
+    assert round_fingerprint(r) != before
 
 
 def test_same_size_change_within_one_mtime_tick_is_a_change(tmp_path: Path) -> None:
