@@ -759,6 +759,12 @@ def degraded_view(artifact: Artifact) -> RenderableType:
         parts.append(Text("none", style=DIM))
     parts += [Text(""), Text(f"skill_errors ({len(artifact.skill_errors)})", style=LABEL_STYLE),
               _bullets(list(artifact.skill_errors), "none")]
+    profile = [artifact.graph_replay.warning] if (
+        artifact.graph_replay is not None and artifact.graph_replay.warning) else []
+    profile += [n for n in artifact.profile_notes if n not in profile]
+    if profile:  # what the importer noticed: graph replay, bad rows skipped, names cut
+        parts += [Text(""), Text(f"profile ({len(profile)})", style=LABEL_STYLE),
+                  _bullets(profile, "none")]
     sel = artifact.head_selection
     inputs = artifact.inputs.model_dump(by_alias=True, exclude_none=True)
     if sel or inputs:

@@ -21,6 +21,14 @@ _CHUNK = 1 << 20
 _NEAR_END = 16  # a decode error this close to the buffer end may just need more text
 
 
+def _parse_int(token: str) -> int | float:
+    """An integer token; one too long to be a real value (Python refuses > 4300 digits, and
+    converting them is quadratic) becomes an infinity, which the coercer then refuses."""
+    if len(token) <= 64:
+        return int(token)
+    return float("-inf") if token.startswith("-") else float("inf")
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"non-finite number {token}")
 
@@ -34,7 +42,7 @@ class TraceEventStream:
         self._pos = 0
         self._eof = False
         self._on_read = on_read
-        self._decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        self._decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
         self.header: dict[str, Any] = {}
         self.saw_trace_events = False
 

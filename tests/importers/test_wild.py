@@ -421,3 +421,45 @@ def test_pmc_perf_times_name_the_device_beside_them() -> None:
     res = import_rocprofv3([F / "vcopy_MI350" / "pmc_perf.csv"])
     assert res.device_info is not None and res.device_info.arch == "gfx950"
     assert any("counter-collection run" in n for n in res.doc["notes"])
+
+
+def test_a_100k_digit_integer_is_one_bad_event(tmp_path: Path) -> None:
+    raw = {"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 7,
+         "args": {"device": 0}},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 1, "ts": 1, "dur": 8,
+         "args": {"device": 0}}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(raw).replace('"dur": 8', '"dur": ' + "9" * 100_000))
+    doc = import_torch(p, progress=False).doc
+    assert doc["num_kernel_launches"] == 1 and doc["total_gpu_time_ms"] == 0.007
+
+
+def test_dashboard_degraded_pane_shows_the_graph_replay_warning() -> None:
+    from rich.console import Console
+
+    from roofline_tui.app.view import degraded_view
+    from roofline_tui.core.artifact import Artifact, GraphReplayInfo
+
+    art = Artifact(graph_replay=GraphReplayInfo(launch_calls=428, graph_launches=0,
+                                                kernel_events=7, warning="graph replay: 428 "
+                                                "kernel launch calls but only 7 GPU events"),
+                   profile_notes=["x.csv: 2 row(s) skipped: end before start"])
+    console = Console(width=120, record=True)
+    console.print(degraded_view(art))
+    text = console.export_text()
+    assert "profile (2)" in text and "428 kernel launch calls" in text and "2 row(s)" in text
+
+
+def test_kernel_trace_names_the_device_from_agent_info_beside_it(tmp_path: Path) -> None:
+    """rocprofv3 writes ``<pid>_agent_info.csv`` next to the kernel trace; its GPU row
+    (``Name=gfx950``) names the arch. Built from two real files of the shared folder."""
+    real = Path("/work/shared/real-formats/rocprofv3")
+    trace = real / "rocm-systems_rocprof-compute_MI300A_vecCopy_kernel_trace.csv"
+    info = real / "hipkittens_gfx950_bank_test_agent_info.csv"
+    if not (trace.exists() and info.exists()):
+        pytest.skip("shared real-formats not present")
+    (tmp_path / "1_kernel_trace.csv").write_bytes(trace.read_bytes())
+    (tmp_path / "1_agent_info.csv").write_bytes(info.read_bytes())
+    res = import_rocprofv3([tmp_path / "1_kernel_trace.csv"])
+    assert res.device_info is not None and res.device_info.arch == "gfx950"
