@@ -33,6 +33,7 @@ _RC = {
     "svg.fonttype": "none",      # <text> elements: searchable, small, stable
     "font.family": "DejaVu Sans",
     "font.size": 9.0,
+    "text.parse_math": False,  # labels are plain text: "$_$" in a kernel name is not math
 }
 _FIG_SIZE = (10.0, 6.5)
 _AXES_RECT = (0.08, 0.27, 0.62, 0.66)
@@ -74,7 +75,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
     ax.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
     ax.set_xlabel(f"arithmetic intensity ({xa.unit})")
     ax.set_ylabel(f"performance ({ya.unit})")
-    ax.set_title(m.title, loc="left", fontsize=11)
+    ax.set_title(printable(m.title, limit=160), loc="left", fontsize=11)
 
     # on screen, one decade of y rises this many degrees per decade of x (the memory roof's slope)
     px_per_x = _FIG_SIZE[0] * _AXES_RECT[2] / (xa.hi - xa.lo)
@@ -115,7 +116,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
             ax.scatter([p.x], [p.y], s=area, marker="o", c=p.colour, edgecolors="black",
                        linewidths=0.6, alpha=0.9, zorder=4)
         offset = 1.0 + math.sqrt(area) / 2  # the marker's radius in points, plus a gap
-        ax.annotate(p.label, (p.x, p.y), xytext=(offset, offset * 0.5),
+        ax.annotate(printable(p.label, limit=40), (p.x, p.y), xytext=(offset, offset * 0.5),
                     textcoords="offset points", fontsize=9, fontweight="bold", color="black",
                     zorder=5)
 
@@ -127,7 +128,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
         flag = "  SUSPECT (raw position)" if p.suspect else ""
         lines.append((p.colour, f"#{p.rank} {printable(p.short_name, limit=64)}  —  {gpu} gpu, "
                                 f"AI {p.x:.3g}, {human(p.y, 'FLOP/s')}, roof {roof}, "
-                                f"{p.headroom_class}{flag}"))
+                                f"{printable(p.headroom_class, limit=20)}{flag}"))
     for n in m.not_plotted:
         lines.append(("#555555", f"#{n.rank} {printable(n.short_name, limit=64)}  —  not plotted: "
                                  f"{printable(n.reason, limit=60)}"))
@@ -148,7 +149,7 @@ def _draw(ax: Any, m: ChartModel) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 0.55), fontsize=7, frameon=False,
                   title="targets", title_fontsize=8)
     for i, note in enumerate(m.notes[:3]):
-        fig.text(0.72, 0.3 - 0.025 * i, f"note: {note}", fontsize=7, color="#555555", wrap=True)
+        fig.text(0.72, 0.3 - 0.025 * i, f"note: {printable(note, limit=200)}", fontsize=7, color="#555555", wrap=True)
 
 
 def render_image(model: ChartModel, fmt: str = "svg") -> bytes:

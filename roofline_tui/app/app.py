@@ -38,7 +38,9 @@ from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.demangle import fit
 from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact, write_csv
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
+from roofline_tui.core.rounds.fingerprint import RoundCache
 from roofline_tui.core.rounds.layout import TOPN_NAME, is_relevant_change, round_label, round_name
+from roofline_tui.core.rounds.snapshot import RoundSnapshot
 from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
@@ -140,6 +142,8 @@ class RooflineApp(App[None]):
                                watch_root=self.watch_root, clock=clock or datetime.now,
                                extra_roots=self.extra_roots(),
                                invalid_after_s=invalid_after_s or INVALID_AFTER_S)
+        # sibling rounds kept by their inputs' fingerprint: a recompute re-reads only what changed
+        self.round_cache: RoundCache[RoundSnapshot] = RoundCache()
         self.selected_key: str | None = None
         self.filter_text = ""
         self.sort: dict[str, tuple[str, bool]] = {}   # table id -> (column key, descending)
@@ -242,7 +246,8 @@ class RooflineApp(App[None]):
 
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
         try:
-            result = analyze_round_with_history(round_dir, self.sources, self.options)
+            result = analyze_round_with_history(round_dir, self.sources, self.options,
+                                                cache=self.round_cache)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
             self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
             return

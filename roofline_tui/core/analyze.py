@@ -841,13 +841,27 @@ def _neighbours(topn: TopN, model: ModelShape | None) -> Neighbours:
 
 
 def _unique_short_names(heads: list[TopNEntry]) -> list[TopNEntry]:
-    seen: dict[str, int] = {}
+    """Heads with distinct short names (rankings refer to entries by short name).
+
+    The first head with a given short name keeps it; each later one takes the first
+    ``name#n`` (n = 2, 3, ...) that no head uses, so ``x, x, x#2`` become ``x, x#3, x#2``,
+    never ``x, x#2, x#2``.
+    """
+    taken: set[str] = set()
+    first: set[int] = set()
+    for i, h in enumerate(heads):
+        if h.short_name not in taken:
+            taken.add(h.short_name)
+            first.add(i)
     out = []
-    for h in heads:
-        n = seen.get(h.short_name, 0) + 1
-        seen[h.short_name] = n
-        if n > 1:
-            h = h.model_copy(update={"short_name": f"{h.short_name}#{n}"})
+    for i, h in enumerate(heads):
+        if i not in first:
+            n = 2
+            while f"{h.short_name}#{n}" in taken:
+                n += 1
+            name = f"{h.short_name}#{n}"
+            taken.add(name)
+            h = h.model_copy(update={"short_name": name})
         out.append(h)
     return out
 

@@ -503,7 +503,7 @@ def _round_floats(value: Any) -> Any:
         return float(f"{value:.7g}")
     if isinstance(value, dict):
         return {k: _round_floats(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_round_floats(v) for v in value]
     return value
 
@@ -534,10 +534,12 @@ def artifact_to_json(artifact: Artifact) -> str:
     from roofline_tui.core.store import strict_json_dumps
 
     bad: list[str] = []
-    # the python-mode dump shows every non-finite float (the json-mode one silently turns
-    # those in untyped extras into None), the json-mode one is what is written
-    _non_finite(artifact.model_dump(mode="python", by_alias=True), "", bad)
-    data = _round_floats(artifact.model_dump(mode="json", by_alias=True))
+    # the python-mode dump: the json-mode one silently turns non-finite floats in untyped
+    # extras into None, and refuses strings holding lone surrogates (a directory name that is
+    # not UTF-8 reads as one); json.dumps below writes what pydantic would for the rest
+    data = artifact.model_dump(mode="python", by_alias=True)
+    _non_finite(data, "", bad)
+    data = _round_floats(data)
     if bad:
         names = [e.short_name for e in artifact.entries]
         shown = [_entry_path(p, names) for p in bad[:6]]
@@ -545,9 +547,21 @@ def artifact_to_json(artifact: Artifact) -> str:
         problem = NON_FINITE_PROBLEM + ", ".join(shown) + more
         if problem not in artifact.skill_errors:
             artifact.skill_errors.append(problem)
-        data["skill_errors"] = _round_floats(
-            artifact.model_dump(mode="json", include={"skill_errors"})["skill_errors"])
-    return strict_json_dumps(data, indent=2, sort_keys=True) + "\n"
+        data["skill_errors"] = _round_floats(list(artifact.skill_errors))
+    return strict_json_dumps(data, indent=2, sort_keys=True, default=_json_default) + "\n"
+
+
+def _json_default(value: Any) -> Any:
+    """What pydantic's json mode writes for the few non-JSON types an extra may hold."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="python")
+    return str(value)
 
 
 def _entry_path(path: str, names: list[str]) -> str:

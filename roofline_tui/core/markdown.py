@@ -33,7 +33,8 @@ def _peaks_line(a: Artifact) -> str:
     where = f"{a.gfx or 'unknown arch'}" + (f" ({product})" if product else "")
     line = (
         f"- **Peaks** {md_cell(where)}: HBM {units.rate(p.hbm_bw_bytes_s, 'B/s')}; "
-        f"{flops or 'no compute peaks'} — source `{p.source}`, confidence **{p.confidence}**"
+        f"{flops or 'no compute peaks'} — source `{md_cell(p.source)}`, "
+        f"confidence **{md_cell(p.confidence)}**"
     )
     if p.citation:
         line += f" ({md_cell(p.citation, limit=140)})"
@@ -89,9 +90,10 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
     for k in mv.kernels:
         pct = (f"{k.pct_gpu_time_prev:.2f} → {k.pct_gpu_time:.2f}"
                if k.pct_gpu_time_prev is not None and k.pct_gpu_time is not None else "–")
-        verdict = f"**{k.verdict}**" if k.verdict == "contradiction" else k.verdict
+        verdict = f"**{k.verdict}**" if k.verdict == "contradiction" else md_cell(k.verdict)
         lines.append("| " + " | ".join([
-            f"`{md_cell(k.short_name, limit=48)}`", k.regime, units.millis_fixed(k.t_ms, 2),
+            f"`{md_cell(k.short_name, limit=48)}`", md_cell(k.regime),
+            units.millis_fixed(k.t_ms, 2),
             _fmt_d(k.delta_t_pct_vs_prev), _fmt_d(k.delta_t_pct_vs_baseline), pct,
             units.fixed(k.measured_speedup, 3, "×"), units.fixed(k.predicted_speedup, 3, "×"),
             verdict]) + " |")
@@ -116,16 +118,18 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
 def artifact_to_markdown(a: Artifact) -> str:
     rnd = a.round
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
-    out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {a.stage})", ""]
+    out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {md_cell(a.stage)})",
+                      ""]
     out.append(_peaks_line(a))
-    confidences: list[str] = sorted({e.confidence for e in a.entries}) or ["–"]
+    confidences: list[str] = sorted({md_cell(e.confidence) for e in a.entries}) or ["–"]
     out.append(
-        f"- **Stage** {a.stage}; entry confidence: {', '.join(confidences)}"
+        f"- **Stage** {md_cell(a.stage)}; entry confidence: {', '.join(confidences)}"
         + (" — stage A is display-only: rank on pct_gpu_time" if a.stage == "A" else "")
     )
     wl = a.workload.model_dump(exclude_unset=True)
     if wl:
-        out.append("- **Workload** " + ", ".join(f"{k}={v}" for k, v in sorted(wl.items())))
+        out.append("- **Workload** " + ", ".join(md_cell(f"{k}={v}", limit=60)
+                                                  for k, v in sorted(wl.items())))
     if a.head_selection:
         out.append(f"- **Scope** {md_cell(a.head_selection)}")
     if a.target_eff_source:
@@ -158,18 +162,18 @@ def artifact_to_markdown(a: Artifact) -> str:
                 md_cell(e.op_class),
                 units.fixed(e.pct_gpu_time, 2),
                 units.millis_fixed(e.t_ms),
-                f"{n_launch} launch{'es' if n_launch != 1 else ''}",
+                md_cell(f"{n_launch} launch{'es' if n_launch != 1 else ''}", limit=40),
                 units.nbytes(e.bytes_est),
                 units.fixed(e.arithmetic_intensity, 1),
                 units.pct(e.hbm_util),
                 units.pct(e.compute_util, 1),
-                e.bound_type,
+                md_cell(e.bound_type),
                 units.pct(e.roofline_pct) + (" (raw " + units.pct(e.roofline_pct_raw) + ")"
                                            if e.suspect else ""),
                 units.fixed(e.target_eff, 2),
                 units.fixed(e.attainable_speedup, 2, "×"),
                 units.fixed(e.expected_e2e_gain_pct, 2, "%"),
-                e.headroom_class,
+                md_cell(e.headroom_class),
                 md_cell(e.route or "–"),
                 ", ".join(flags_of(e)) or "–",
             ]) + " |"
@@ -201,7 +205,7 @@ def artifact_to_markdown(a: Artifact) -> str:
         if e.unit:
             out.append(f"- unit: {md_cell(e.unit)}")
         if e.route:
-            out.append(f"- route: **{e.route}** — {md_cell(e.route_reason or '')}")
+            out.append(f"- route: **{md_cell(e.route)}** — {md_cell(e.route_reason or '')}")
         for assumption in e.assumptions:
             out.append(f"- assumption: {md_cell(assumption)}")
         if e.notes:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from roofline_tui.core.coerce import coerce_number
 from roofline_tui.core.dtypes import canonical_dtype, dtype_bytes
 from roofline_tui.core.store import ReadProblem, read_json
+from roofline_tui.core.textsafe import printable
 
 __all__ = [
     "ConfigProblem",
@@ -132,19 +133,18 @@ def _count(value: Any) -> tuple[int | None, str | None]:
     """A non-negative integer from a JSON value through the one coercer, or ``(None, why not)``.
 
     Integral finite floats (``2048.0``) are accepted; bools, strings, NaN, fractions, negative
-    and implausibly large numbers are not.
+    and implausibly large numbers (above ``_MAX_SIZE``) are not.
     """
     if value is None:
         return None, "null"
-    if isinstance(value, int) and not isinstance(value, bool) and value > _MAX_SIZE:
-        return None, f"{value} is implausibly large"
-    c = coerce_number(value, nonneg=True, text=False)
+    if isinstance(value, str):
+        return None, f"{printable(repr(value), limit=40)} is a str, not a number"
+    c = coerce_number(value, nonneg=True, text=False, max_abs=_MAX_SIZE)
     if c.value is None:
-        return None, c.problem
+        why = (c.problem or "not a number").replace("is too large", "is implausibly large")
+        return None, printable(why, limit=80)
     if not c.value.is_integer():
-        return None, f"{value!r} is not a whole number"
-    if c.value > _MAX_SIZE:
-        return None, f"{int(c.value)} is implausibly large"
+        return None, f"{c.value!r} is not a whole number"
     return int(c.value), None
 
 

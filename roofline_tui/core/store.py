@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from roofline_tui.core.textsafe import json_safe, printable
+from roofline_tui.core.textsafe import json_safe, printable, valid_unicode
 
 MiB = 1024 * 1024
 # Default ceiling for one input file; the importers' raw traces may pass a larger one.
@@ -36,6 +36,10 @@ MAX_READ_BYTES = 256 * MiB
 MAX_SMALL_BYTES = 16 * MiB
 # Deepest nesting accepted in a JSON or YAML document (real inputs nest < 10 deep).
 MAX_DEPTH = 64
+# Documents up to this size get the exact depth check before parsing (it costs about as much
+# as the parse); larger ones (a 10k-entry Top-N, a trace) rely on the C decoder's recursion
+# guard, which stops at Python's recursion limit and is reported the same way.
+DEPTH_CHECK_CHARS = 1 << 20
 # Most YAML events (scalars, mappings, sequences) accepted in one document.
 MAX_YAML_EVENTS = 200_000
 
@@ -212,17 +216,20 @@ def parse_json_text(
     constant: Any = float if allow_nan else _reject_constant
     if not text.strip():
         raise ReadProblem(path, "file is empty (still being written?)", incomplete=True)
-    if depth_exceeds(text, max_depth):
+    if len(text) <= DEPTH_CHECK_CHARS and depth_exceeds(text, max_depth):
         raise ReadProblem(path, f"JSON nested deeper than {max_depth} levels")
     try:
         try:
-            return json.loads(text, parse_constant=constant)
+            data = json.loads(text, parse_constant=constant)
         except ValueError as exc:
             if "digits" not in str(exc) or isinstance(exc, json.JSONDecodeError):
                 raise
             # an integer longer than Python's int() digit limit: read it as "too large" and
             # let the field's coercion record the problem, instead of refusing the whole file
-            return json.loads(text, parse_constant=constant, parse_int=_parse_int)
+            data = json.loads(text, parse_constant=constant, parse_int=_parse_int)
+        # "\ud800" is a valid JSON escape but not a character: written back as visible text
+        # here, once, so no later step meets a string it cannot encode
+        return _valid_strings(data) if _SURROGATE_ESCAPE.search(text) else data
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         hint = " (truncated: still being written?)" if truncated else ""
@@ -234,6 +241,39 @@ def parse_json_text(
         raise ReadProblem(path, printable(exc, limit=160)) from None
     except RecursionError:
         raise ReadProblem(path, "JSON nested too deeply") from None
+
+
+# a \uD800-\uDFFF escape in JSON text: the document may hold a lone surrogate
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _valid_strings(value: Any) -> Any:
+    """``value`` with every string (keys too) made encodable by :func:`valid_unicode`; in
+    place and without recursion (the document may nest as deep as the decoder allowed)."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                if isinstance(v, str):
+                    node[i] = valid_unicode(v)
+                elif isinstance(v, (list, dict)):
+                    stack.append(v)
+        elif isinstance(node, dict):
+            for k in list(node):
+                v = node[k]
+                if isinstance(v, str):
+                    v = valid_unicode(v)
+                elif isinstance(v, (list, dict)):
+                    stack.append(v)
+                if isinstance(k, str) and valid_unicode(k) != k:
+                    del node[k]
+                    node[valid_unicode(k)] = v
+                else:
+                    node[k] = v
+    return value
 
 
 def read_json(
@@ -316,6 +356,24 @@ def strict_json_dumps(data: Any, **kw: Any) -> str:
     with the characters a terminal would act on written as ``\\uXXXX`` escapes."""
     kw.setdefault("ensure_ascii", False)
     return json_safe(json.dumps(data, allow_nan=False, **kw))
+
+
+def without_non_finite(value: Any, bad: list[str] | None = None, where: str = "") -> Any:
+    """A copy of a JSON-like ``value`` with every NaN/infinity replaced by ``None`` (each place
+    appended to ``bad``): what may go through :func:`strict_json_dumps` when the caller would
+    rather write ``null`` than fail. Recursive: meant for the shallow documents we build."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            if bad is not None:
+                bad.append(where or "value")
+            return None
+        return value
+    if isinstance(value, dict):
+        return {k: without_non_finite(v, bad, f"{where}.{k}" if where else str(k))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_non_finite(v, bad, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
 
 
 def atomic_write_text(path: Path, text: str) -> Path:

@@ -110,6 +110,9 @@ def test_json_depth_is_limited(tmp_path: Path) -> None:
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ReadProblem, match="nested deeper than 64"):
         read_json(deep)
+    deep.write_text("[" * 700_000 + "]" * 700_000)  # past the pre-check size: the decoder's guard
+    with pytest.raises(ReadProblem, match="nested"):
+        read_json(deep)
     ok = tmp_path / "ok.json"
     ok.write_text("[" * 64 + "]" * 64)
     assert read_json(ok) is not None
@@ -409,3 +412,110 @@ def test_copy_keeps_no_temp_files(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["profile_roofline.json",
                                                           "profile_roofline.md"]
     shutil.rmtree(tmp_path)
+
+
+# --------------------------------------------------------------------------- SQLite (stage C)
+
+
+def _rocpd(path: Path, pmc_view: str) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE kernels (dispatch_id INTEGER, name TEXT)")
+    con.execute(pmc_view)
+    con.commit()
+    con.close()
+
+
+def test_a_rocpd_name_cannot_add_uri_parameters(worked_example: Path) -> None:
+    """``evil?mode=rwc&x=.db`` under counters/ made analyze create an empty ``counters/evil``
+    and read that instead."""
+    counters = worked_example / "counters"
+    counters.mkdir()
+    db = counters / "evil?mode=rwc&x=.db"
+    _rocpd(db, "CREATE TABLE pmc_events (dispatch_id INTEGER, name TEXT, counter_name TEXT, "
+               "counter_value REAL, duration REAL)")
+    before = sorted(p.name for p in counters.iterdir())
+    art = analyze_round(worked_example).artifact
+    assert sorted(p.name for p in counters.iterdir()) == before
+    assert not (counters / "evil").exists()
+    assert art.entries
+
+
+def test_a_rocpd_view_that_never_ends_is_stopped(tmp_path: Path, monkeypatch) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    db = tmp_path / "run.db"
+    _rocpd(db, "CREATE VIEW pmc_events AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
+               "SELECT x + 1 FROM n) SELECT x AS dispatch_id, 'k' AS name, 'FETCH_SIZE' AS "
+               "counter_name, 1.0 AS counter_value, 1.0 AS duration FROM n")
+    from roofline_tui.core.measured import _util
+
+    monkeypatch.setattr(_util, "SQLITE_TIME_BUDGET_S", 1.0)
+    t0 = time.perf_counter()
+    result = finishes(lambda: load_counters([db]), 30)
+    assert time.perf_counter() - t0 < 10
+    assert any("time budget (1 s)" in p for p in result.problems), result.problems
+
+
+def test_a_fifo_named_like_a_database_is_not_opened(tmp_path: Path) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    fifo = tmp_path / "run.db"
+    os.mkfifo(fifo)
+    result = finishes(lambda: load_counters([fifo]), 10)
+    assert any("FIFO" in p for p in result.problems)
+
+
+def test_lone_surrogate_escapes_are_read_as_visible_text(tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text('{"k\\ud800": ["x\\udfff", {"n": "\\ud83d\\ude00 ok"}]}')
+    assert read_json(p) == {"k\\ud800": ["x\\udfff", {"n": "\U0001f600 ok"}]}
+
+
+@pytest.mark.parametrize("kind", ["dev_zero", "fifo", "huge"])
+def test_the_playbook_is_read_bounded(demo_profile: Path, tmp_path: Path, kind: str) -> None:
+    """``playbook --out /dev/zero`` grew memory until MemoryError; a FIFO blocked."""
+    from roofline_tui.core.rounds.compare import load_history
+    from roofline_tui.core.rounds.playbook import append_playbook
+
+    out = tmp_path / "playbook.md"
+    if kind == "dev_zero":
+        out.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(out)
+    else:
+        with open(out, "wb") as fh:
+            fh.truncate(200 * 1024 * 1024)
+    h = load_history(demo_profile)
+    with pytest.raises(OSError) as info:
+        finishes(lambda: append_playbook(out, h), 20)
+    assert "\n" not in str(info.value)
+    assert any(w in str(info.value) for w in ("device", "FIFO", "too large"))
+
+
+def test_a_deeply_nested_json_counter_file_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    from roofline_tui.core.measured.counters import load_counters
+
+    deep = tmp_path / "roofline.json"
+    deep.write_text('{"a":' + "[" * 5000 + "]" * 5000 + "}")
+    result = load_counters([deep])
+    assert not any("stopped early" in p for p in result.problems), result.problems
+
+
+def test_duplicate_short_names_become_distinct(demo_profile: Path) -> None:
+    """``x, x, x#2`` deduped to ``x, x#2, x#2``: the rankings held one entry twice and lost
+    another, and the CLI table showed it so."""
+    rnd = demo_profile / "round_0"
+    path = rnd / "profile_topN.json"
+    doc = json.loads(path.read_text())
+    for k, short in zip(doc["top_kernels"][:3], ["x", "x", "x#2"]):
+        k["short_name"] = short
+        k["pct_gpu_time"] = 20.0
+    path.write_text(json.dumps(doc))
+    art = analyze_round(rnd).artifact
+    names = [e.short_name for e in art.entries]
+    assert len(names) == len(set(names))
+    assert {"x", "x#2"} <= set(names) and sum(n.startswith("x") for n in names) == 3
+    assert sorted(art.ranking_by_pct) == sorted(names)
+    assert sorted(art.ranking_by_expected_gain) == sorted(names)

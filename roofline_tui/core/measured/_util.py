@@ -119,7 +119,11 @@ class QueryBudget:
 def open_sqlite_ro(path: Path, seconds: float | None = None
                    ) -> tuple[sqlite3.Connection, QueryBudget]:
     """A read-only connection through :func:`sqlite_uri` with a :class:`QueryBudget` installed.
-    Raises ``sqlite3.Error``."""
+    Raises ``sqlite3.Error``, also for anything but a regular file (SQLite would wait forever
+    on a FIFO named ``run.db``)."""
+    why = store.check_regular(path)
+    if why is not None:
+        raise sqlite3.OperationalError(why)
     con = sqlite3.connect(sqlite_uri(path), uri=True)
     budget = QueryBudget(SQLITE_TIME_BUDGET_S if seconds is None else seconds)
     con.set_progress_handler(budget, 10_000)

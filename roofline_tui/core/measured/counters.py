@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from roofline_tui.core.store import read_bytes
+from roofline_tui.core.store import parse_json_text, read_bytes
 
 from ..peaks import normalize_arch
 from . import amd, ncu, roofline_v1
@@ -42,9 +41,9 @@ def sniff(path: Path) -> str:
     text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        try:
-            doc = json.loads(text)
-        except ValueError:
+        try:  # bounded in depth like every JSON the engine reads
+            doc = parse_json_text(text, path, allow_nan=True)
+        except (OSError, ValueError):
             return "unknown"
         return "roofline-v1" if roofline_v1.looks_like_roofline_v1(doc) else "unknown"
     rows = csv_rows("\n".join(text.splitlines()[:200]))

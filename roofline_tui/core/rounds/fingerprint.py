@@ -33,6 +33,7 @@ from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from roofline_tui.core import store
 from roofline_tui.core.rounds.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 
 SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
@@ -56,9 +57,8 @@ def file_fingerprint(path: Path | str) -> Fingerprint:
     if not stat.S_ISREG(st.st_mode):
         return (p, "other", st.st_mode)
     if st.st_size <= SMALL_FILE_BYTES:
-        try:
-            with open(p, "rb") as fh:
-                data = fh.read(SMALL_FILE_BYTES + 1)
+        try:  # the bounded reader: a FIFO swapped in after the stat is refused, not waited on
+            data = store.read_bytes(p, max_bytes=SMALL_FILE_BYTES + 1, head=True)
         except OSError:
             return (p, "unreadable", st.st_size, st.st_mtime_ns)
         return (p, len(data), st.st_mtime_ns, hashlib.blake2b(data, digest_size=16).digest())

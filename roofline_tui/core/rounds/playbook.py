@@ -286,18 +286,25 @@ def playbook_block(h: RoundHistory, pairs: list[PredictedVsActual],
     return "\n".join(lines) + "\n"
 
 
+# A playbook is appended to run after run; past this it is not one we should rewrite.
+MAX_PLAYBOOK_BYTES = 64 * 1024 * 1024
+
+
 def append_playbook(path: Path, h: RoundHistory, *, skip_noise: bool = False,
                     dry_run: bool = False) -> AppendResult:
     """Append the new predicted-vs-actual rows of ``h`` to the playbook at ``path``.
 
-    Raises ``OSError``/``UnicodeDecodeError`` when the existing file cannot be read (it is then
-    left untouched). Nothing is written when there is nothing new.
+    Raises ``OSError`` (a :class:`~roofline_tui.core.store.ReadProblem` with a one-line
+    reason) when the existing file cannot be read: not a regular file (a FIFO, ``/dev/zero``),
+    larger than :data:`MAX_PLAYBOOK_BYTES`, not UTF-8; it is then left untouched. Nothing is
+    written when there is nothing new.
     """
+    from roofline_tui.core.store import read_text
+
     path = Path(path)
     existing = ""
-    if path.exists():
-        with open(path, encoding="utf-8", newline="") as fh:
-            existing = fh.read()
+    if path.exists() or path.is_symlink():
+        existing = read_text(path, max_bytes=MAX_PLAYBOOK_BYTES)
     res = AppendResult(path=str(path))
     new: list[PredictedVsActual] = []
     for p in h.pairs():
