@@ -1,4 +1,8 @@
-"""Regenerate the bundled demo profile (roofline_tui/demo/): the spec §9 run over three rounds.
+"""Regenerate the bundled demo profile (roofline_tui/demo/): three rounds modelled on the spec §9 run.
+
+Not the §9 figures themselves: the kernels and per-launch times are §9's, but the Top-25 holds
+64 % of GPU time (TOP25_COVERAGE) and shares are recomputed from the scaled totals, so the MoE
+reads 23.80 % in round 0 where §9 has 26.45 %. Nothing claims the demo reproduces §9.
 
 Round 0 is the baseline Top-25 of Qwen3.5-35B-A3B-FP8 on gfx950 (vLLM, TP1, isl=osl=1024,
 conc 64). Round 1 tunes the fused MoE (1.047× isolated); round 2 rewrites the paged-attention

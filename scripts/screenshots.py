@@ -3,10 +3,11 @@
 
     python scripts/screenshots.py [OUT_DIR]      # default: screenshots/
 
-Writes main.svg (200x50, rankings side by side), drilldown.svg (the Flags tab of the suspect
-copy kernel), levers.svg (130x44, stacked: the saturated MoE head's byte-reduction levers) and
-narrow.svg (80x24, stacked), chart.svg (the roofline chart tab) and history.svg (the fused MoE
-across the demo's three rounds). The demo is copied to a temporary directory first, so
+Writes main.svg (200x50), main120.svg (120x40: next target, coverage, rankings side by side),
+drilldown.svg (the Flags tab of the suspect copy kernel), levers.svg (130x44: the saturated MoE
+head's byte-reduction levers), narrow.svg (80x24, stacked), chart.svg (the roofline chart tab,
+the rankings stepped aside), history.svg (the fused MoE across the demo's three rounds) and
+rounds.svg (one row per round and the predicted-vs-actual pairs). The demo is copied to a temporary directory first, so
 the bundled files are never touched; the clock is fixed so the output is reproducible.
 """
 
@@ -28,11 +29,13 @@ from roofline_tui.cli.dash import copy_demo  # noqa: E402
 SHOTS = (
     # file, size, keys pressed, drill-down tab to open
     ("main.svg", (200, 50), (), None),
+    ("main120.svg", (120, 40), (), None),
     ("drilldown.svg", (200, 50), ("down",), "flags"),
     ("levers.svg", (130, 44), (), "levers"),
     ("narrow.svg", (80, 24), (), None),
     ("chart.svg", (200, 50), (), "chart"),
     ("history.svg", (160, 40), (), "history"),
+    ("rounds.svg", (160, 40), (), "rounds"),
 )
 
 
@@ -42,7 +45,7 @@ async def render(profile: Path, size: tuple[int, int], keys: tuple[str, ...], ta
     async with app.run_test(size=size) as pilot:
         for _ in range(300):
             await pilot.pause(0.02)
-            if not app.busy and app.shown in app.results:
+            if not app.busy and app.session.shown in app.session.results:
                 break
         await pilot.press(*keys)
         if tab:

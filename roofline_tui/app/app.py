@@ -1,18 +1,20 @@
 """``roofline dash``: a live view of a profile directory's rounds, rendered from engine artifacts.
 
-The app only renders :class:`~roofline_tui.core.artifact.Artifact` objects and sends intents
-(show a round, recompute, export). Analysis runs in the engine (``analyze_round``) on a thread
-worker; a watchfiles worker notices changed inputs and asks for the affected round only.
+The App renders; the :class:`~roofline_tui.app.session.Session` decides. Every event (a key, a
+finished analysis, a changed file, a timer) goes to the session, which returns a
+:class:`~roofline_tui.app.session.Decision`; :meth:`RooflineApp.apply` carries it out: start
+analyses, redraw, notify. Analyses run on daemon threads (so ``q`` quits at once even while one
+runs) and come back as :mod:`~roofline_tui.app.messages`. Watchers notice changed inputs inside
+the profile tree and every file an analysis read outside it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -20,56 +22,31 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedContent
 
 from roofline_tui.app import view
-from roofline_tui.app.panels import DetailPanel, HelpScreen, RankTable
+from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
+from roofline_tui.app.session import INVALID_AFTER_S, Decision, Session
+from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
+from roofline_tui.app.widgets.help_screen import HelpScreen, KeySection
+from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
-from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact
+from roofline_tui.core import demangle as names
+from roofline_tui.core import units
+from roofline_tui.core.analyze import AnalyzeOptions
+from roofline_tui.core.demangle import fit
+from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact, write_csv
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
 from roofline_tui.core.rounds.fingerprint import RoundCache
-from roofline_tui.core.rounds.layout import (
-    TOPN_NAME,
-    is_relevant_change,
-    round_label,
-    round_name,
-    round_of,
-    rounds_at,
-)
+from roofline_tui.core.rounds.layout import TOPN_NAME, is_relevant_change, round_label, round_name
 from roofline_tui.core.rounds.snapshot import RoundSnapshot
+from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
+BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
+
 Clock = Callable[[], datetime]
-
-
-# ---------------------------------------------------------------------------------------------
-# Messages (posted from the worker thread: post_message is thread-safe)
-
-
-class RoundAnalyzed(Message):
-    def __init__(self, round_dir: Path, seq: int, result: RoundResult) -> None:
-        super().__init__()
-        self.round_dir = round_dir
-        self.seq = seq
-        self.result = result
-
-
-class RoundFailed(Message):
-    def __init__(self, round_dir: Path, seq: int, error: str) -> None:
-        super().__init__()
-        self.round_dir = round_dir
-        self.seq = seq
-        self.error = error
-
-
-@dataclass
-class Note:
-    """A one-line message shown in place above the tables."""
-
-    text: str
-    severity: str = "warning"  # warning | error
 
 
 def _is_within(path: Path, root: Path) -> bool:
@@ -80,19 +57,15 @@ def _is_within(path: Path, root: Path) -> bool:
     return True
 
 
-def topn_read_errors(result: RoundResult) -> list[str]:
-    """The Top-N could be found but not read (corrupt, unreadable): the engine's own reasons."""
-    if not result.topn_found or result.incomplete or result.artifact.entries:
-        return []
-    prefix = TOPN_NAME + ":"
-    return [e for e in result.artifact.skill_errors if isinstance(e, str) and e.startswith(prefix)]
+class RoundSelect(Select[str]):
+    """The round selector: no blank entry once rounds exist (the prompt shows while none do)."""
 
-
-def is_good(result: RoundResult) -> bool:
-    return result.topn_found and not result.incomplete and not topn_read_errors(result)
-
-
-# ---------------------------------------------------------------------------------------------
+    def set_rounds(self, options: list[tuple[Text, str]], value: str | None) -> None:
+        self._allow_blank = not options
+        self.set_options(options)
+        self.disabled = not options
+        if value is not None and any(v == value for _, v in options):
+            self.value = value
 
 
 class RooflineApp(App[None]):
@@ -100,23 +73,42 @@ class RooflineApp(App[None]):
 
     TITLE = "roofline dash"
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (190, "-wide")]  # side by side needs ~185 columns
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # side by side from 120 columns
+    WIDE_FROM = 120
+    ESCAPE_TO_MINIMIZE = False  # our escape minimizes and puts focus back on the rankings
 
     BINDINGS = [
+        # help and quit first: the footer keeps them when the terminal is narrow
+        Binding("question_mark", "help", "Help", key_display="?", id="help",
+                tooltip="keys and legend"),
+        Binding("q", "quit", "Quit", id="quit", tooltip="quit at once (a running analysis is "
+                "abandoned)"),
         Binding("e", "export", "Export", id="export",
                 tooltip="write profile_roofline.json + .md into the shown round's directory"),
-        Binding("r", "recompute", "Recompute", id="recompute", tooltip="recompute the shown round"),
+        Binding("E", "export_csv", "CSV", id="export-csv",
+                tooltip="write profile_roofline.csv (one row per entry) into the shown round's "
+                        "directory"),
+        Binding("r", "recompute", "Recompute", id="recompute",
+                tooltip="analyse the shown round again now"),
         Binding("c", "show_chart", "Chart", id="chart",
                 tooltip="the roofline chart of the shown round"),
+        Binding("left_square_bracket", "prev_round", "Prev", key_display="[",
+                id="prev-round", tooltip="show the previous round"),
+        Binding("right_square_bracket", "next_round", "Next", key_display="]",
+                id="next-round", tooltip="show the next round"),
         Binding("slash", "filter", "Filter", key_display="/", id="filter",
-                tooltip="filter kernels by name"),
-        Binding("left_square_bracket", "prev_round", "Prev round", key_display="[",
-                id="prev-round"),
-        Binding("right_square_bracket", "next_round", "Next round", key_display="]",
-                id="next-round"),
-        Binding("question_mark", "help", "Help", key_display="?", id="help"),
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+                tooltip="filter both rankings by kernel name (enter keeps it, escape clears it)"),
+        Binding("s", "sort", "Sort", id="sort",
+                tooltip="sort the focused ranking by its next column (or click a column header; "
+                        "again to reverse)"),
+        Binding("y", "copy_name", "Copy name", show=False, id="copy-name",
+                tooltip="copy the selected kernel's full name to the clipboard"),
+        Binding("Y", "copy_json", "Copy JSON", show=False, id="copy-json",
+                tooltip="copy the selected entry's JSON to the clipboard"),
+        Binding("a", "toggle_below", "All kernels", show=False, id="below-threshold",
+                tooltip="list the Top-N kernels below the head threshold (greyed) under the heads"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter",
+                tooltip="clear the kernel filter"),
     ]
 
     def __init__(
@@ -132,55 +124,59 @@ class RooflineApp(App[None]):
         step_ms: int = 40,
         poll_s: float = 0.3,
         demo: bool = False,
+        options: AnalyzeOptions | None = None,
+        invalid_after_s: float | None = None,
     ) -> None:
         super().__init__()
         self.profile_dir = Path(profile_dir)
         self.sources = sources or RoundSources()
+        self.options = options
         self.watch_enabled = watch
-        self.clock: Clock = clock or datetime.now
         self.display_name = display_name if display_name is not None else str(profile_dir)
         self.watch_root = Path(watch_root) if watch_root is not None else self.profile_dir
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.poll_s = poll_s
         self.demo = demo
-
-        self.rounds: list[Path] = []
-        self.shown: Path | None = None
-        self.results: dict[Path, RoundResult] = {}      # last good (or last) result per round
+        self.session = Session(self.profile_dir, display_name=self.display_name,
+                               watch_root=self.watch_root, clock=clock or datetime.now,
+                               extra_roots=self.extra_roots(),
+                               invalid_after_s=invalid_after_s or INVALID_AFTER_S)
         # sibling rounds kept by their inputs' fingerprint: a recompute re-reads only what changed
         self.round_cache: RoundCache[RoundSnapshot] = RoundCache()
-        self.computed_at: dict[Path, datetime] = {}
-        self.round_notes: dict[Path, Note] = {}
-        self.global_note: Note | None = None     # profile directory missing / empty
-        self.deleted_note: Note | None = None    # the shown round went away (until the user moves)
         self.selected_key: str | None = None
         self.filter_text = ""
-        self.generation = 0            # bumps each time a recompute result is applied
-        self.watching = False          # True while the file watcher is attached
-        self._seq: dict[Path, int] = {}      # last analysis requested per round (monotonic)
-        self._applied: dict[Path, int] = {}  # last analysis whose result is on screen
-        self._pending: set[Path] = set()
+        self.sort: dict[str, tuple[str, bool]] = {}   # table id -> (column key, descending)
+        self.show_below = False                        # list kernels below the head threshold
+        self.columns: dict[str, list[tuple[str, str, int]]] = {}  # per table: (label, key, width)
+        self.watching = False          # True while the profile watcher is attached
+        self.watched_inputs: tuple[Path, ...] = ()  # outside files the inputs watcher covers
         self._stop_watch = asyncio.Event()
-        self._entries: dict[str, view.Row] = {}
-        self._detail_dirty: set[str] = set()
+        self._inputs_stop = asyncio.Event()
+        self._analysing: dict[Path, int] = {}   # round -> sequence number of its running analysis
+        self._queued: dict[Path, int] = {}    # round -> newest sequence number waiting for it
+        self._rows: dict[str, view.Row] = {}
+        self._pane_key: dict[str, object] = {}  # what each drill-down pane shows (render cache)
+        self._recheck_timer: object | None = None
 
     # -- layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
-            yield Select[str]([], prompt="no rounds", allow_blank=True, compact=True,
-                              id="round-select", type_to_search=False)
+            yield RoundSelect([], prompt="no rounds", allow_blank=True, compact=True,
+                              id="round-select", type_to_search=False, disabled=True)
             yield Static(id="header-title")
         yield Static(id="header-info")
         yield Static(id="status")
+        yield Static(id="next-target")
+        yield Static(id="coverage")
         with Horizontal(id="tables"):
             with Vertical(classes="table-box"):
                 yield Static("By GPU time", id="pct-title", classes="table-title")
-                yield RankTable([c for c in view.PCT_COLUMNS], id="by-pct")
+                yield RankTable([], id="by-pct")
             with Vertical(classes="table-box"):
                 yield Static("By expected gain", id="gain-title", classes="table-title")
-                yield RankTable([c for c in view.GAIN_COLUMNS], id="by-gain")
+                yield RankTable([], id="by-gain")
         yield DetailPanel(id="detail")
         yield Input(placeholder="filter kernels by name (enter: keep, escape: clear)", id="filter")
         yield Footer()
@@ -197,9 +193,17 @@ class RooflineApp(App[None]):
     def detail(self) -> DetailPanel:
         return self.query_one(DetailPanel)
 
+    @property
+    def shown_result(self) -> RoundResult | None:
+        return self.session.shown_result
+
+    @property
+    def selected_row(self) -> view.Row | None:
+        return self._rows.get(self.selected_key) if self.selected_key else None
+
     def on_mount(self) -> None:
         self.pct_table.focus()
-        self.rescan(initial=True)
+        self.apply(self.session.rescan(initial=True))
         self.render_round()
         if self.watch_enabled:
             self.run_worker(self.run_profile_watcher(), group="profile-watcher", exclusive=True,
@@ -207,194 +211,111 @@ class RooflineApp(App[None]):
 
     def on_unmount(self) -> None:
         self._stop_watch.set()
+        self._inputs_stop.set()
 
-    # -- rounds ---------------------------------------------------------------------------------
+    # -- decisions ------------------------------------------------------------------------------
 
-    def rescan(self, *, initial: bool = False) -> None:
-        """Rediscover rounds: new ones join the selector, deleted ones leave it."""
-        found = rounds_at(self.profile_dir)
-        if not self.profile_dir.exists():
-            self.global_note = Note(f"Profile directory {self.display_name} does not exist yet: "
-                                    "waiting for it to appear")
-        elif not self.profile_dir.is_dir():
-            self.global_note = Note(f"{self.display_name} is not a directory", "error")
-        elif not found:
-            self.global_note = Note(f"No rounds in {self.display_name} yet: waiting for round_* "
-                                    f"directories or a {TOPN_NAME}")
-        else:
-            self.global_note = None
-        if found == self.rounds and not initial:
-            return
-        added = [r for r in found if r not in self.rounds]
-        removed = [r for r in self.rounds if r not in found]
-        self.rounds = found
-        for r in removed:
-            self.results.pop(r, None)
-            self.round_notes.pop(r, None)
-            self.computed_at.pop(r, None)
-            self._pending.discard(r)  # _seq stays: a round that comes back must not accept
-            # a result computed before it went away
-        self._update_select()
-        if self.shown is not None and self.shown in removed:
-            gone = round_name(self.shown)
-            self.deleted_note = Note(f"{gone} was deleted" + (
-                f"; showing {round_name(found[-1])}" if found else ""))
-            self.notify(f"{gone} was deleted", severity="warning", markup=False)
-            self.show_round(found[-1] if found else None)
-        elif self.shown is None and found:
-            self.show_round(found[-1])
-        elif added and not initial:
-            names = ", ".join(round_name(r) for r in added)
-            self.notify(f"new round: {names} (press ] or pick it top left)", markup=False)
+    def apply(self, d: Decision) -> None:
+        """Carry out what the session decided."""
+        for r, seq in d.analyze:
+            self._start_analysis(r, seq)
+        if d.options:
+            self._update_select()
+        for t in d.toasts:
+            self.notify(t.text, severity=t.severity, markup=False, timeout=t.timeout)
+        if d.render:
+            self.render_round()
+        elif d.header or d.analyze:
             self.render_header()
-        else:
-            self.render_header()
+            self.render_status()
+        if d.recheck_in is not None:
+            self.set_timer(d.recheck_in, lambda: self.apply(self.session.tick()))
+        self._sync_input_watcher()
 
-    def _update_select(self) -> None:
-        select = self.query_one("#round-select", Select)
-        with self.prevent(Select.Changed):
-            select.set_options((Text(printable(round_name(r), limit=40)), str(r))
-                               for r in self.rounds)
-            if self.shown is not None and self.shown in self.rounds:
-                select.value = str(self.shown)
+    # -- analysis (daemon threads: nothing waits for them on quit) ------------------------------
 
-    def show_round(self, round_dir: Path | None) -> None:
-        self.shown = round_dir
-        if round_dir is not None:
-            select = self.query_one("#round-select", Select)
-            if select.value != str(round_dir):
-                with self.prevent(Select.Changed):
-                    select.value = str(round_dir)
-            if round_dir not in self.results and round_dir not in self._pending:
-                self.request_analysis(round_dir)
-        self.render_round()
-
-    @on(Select.Changed, "#round-select")
-    def _round_picked(self, event: Select.Changed) -> None:
-        if event.value is Select.BLANK or event.value is None:
+    def _start_analysis(self, r: Path, seq: int) -> None:
+        """One analysis per round at a time; a request made meanwhile waits and only its newest
+        sequence number runs (a burst of writes costs at most two analyses)."""
+        if r in self._analysing:
+            self._queued[r] = max(seq, self._queued.get(r, 0))
             return
-        picked = Path(str(event.value))
-        if picked != self.shown and picked in self.rounds:
-            self.deleted_note = None  # the user moved on
-            self.show_round(picked)
-
-    def _step_round(self, delta: int) -> None:
-        if not self.rounds:
-            self.notify("no rounds yet", severity="warning")
-            return
-        i = self.rounds.index(self.shown) if self.shown in self.rounds else len(self.rounds) - 1
-        j = max(0, min(len(self.rounds) - 1, i + delta))
-        if j == i and self.shown is not None:
-            self.notify("already at the " + ("first" if delta < 0 else "last") + " round",
-                        timeout=2)
-            return
-        self.deleted_note = None  # the user moved on
-        self.show_round(self.rounds[j])
-
-    # -- analysis -------------------------------------------------------------------------------
-
-    def request_analysis(self, round_dir: Path) -> None:
-        """Recompute one round on a thread worker; a newer request for it supersedes this one."""
-        seq = self._seq.get(round_dir, 0) + 1
-        self._seq[round_dir] = seq
-        self._pending.add(round_dir)
-        self.run_worker(partial(self._analyze_in_thread, round_dir, seq), thread=True,
-                        exclusive=True, group=f"analyze:{round_dir}", exit_on_error=False,
-                        name=f"analyze {round_name(round_dir)}")
-        if round_dir == self.shown:
-            self.render_header()
+        self._analysing[r] = seq
+        threading.Thread(target=self._analyze_in_thread, args=(r, seq), daemon=True,
+                         name=f"analyze {round_name(r)}").start()
 
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
-        # A superseded analysis still posts: under a stream of changes the screen then moves
-        # forward with each finished result instead of waiting for the writes to pause. The
-        # sequence numbers keep an older result from replacing a newer one.
         try:
-            result = analyze_round_with_history(round_dir, self.sources, cache=self.round_cache)
+            result = analyze_round_with_history(round_dir, self.sources, self.options,
+                                                cache=self.round_cache)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
             self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(RoundAnalyzed(round_dir, seq, result))
 
-    def _accept(self, r: Path, seq: int) -> bool:
-        """Apply a result only if it is newer than the one shown; the round stays pending until
-        its latest requested analysis has arrived."""
-        if seq <= self._applied.get(r, 0) or r not in self.rounds:
-            return False  # older than what is shown, or the round went away meanwhile
-        self._applied[r] = seq
-        if seq >= self._seq.get(r, 0):
-            self._pending.discard(r)
-        return True
+    def _finished(self, r: Path) -> None:
+        self._analysing.pop(r, None)
+        queued = self._queued.pop(r, None)
+        if queued is not None:
+            self._start_analysis(r, queued)
 
     def on_round_analyzed(self, message: RoundAnalyzed) -> None:
-        r = message.round_dir
-        if not self._accept(r, message.seq):
-            return
-        result = message.result
-        previous = self.results.get(r)
-        keep_previous = previous is not None and is_good(previous)
-        name = round_name(r)
-        if result.incomplete:
-            self.round_notes[r] = Note(
-                f"{TOPN_NAME} in {name} is being written: waiting for a complete file"
-                + (" (showing the last good result)" if keep_previous else ""))
-            if not keep_previous:
-                self.results.pop(r, None)
-        elif topn_read_errors(result):
-            reason = printable(topn_read_errors(result)[0], limit=160)
-            if keep_previous:  # maybe still being written: keep the last good state, no storm
-                self.round_notes[r] = Note(f"{reason}: showing the last good result, waiting for "
-                                           "a complete file")
-            else:
-                self.round_notes[r] = Note(reason, "error")
-                self._store(r, result)
-        else:
-            if result.topn_found:
-                self.round_notes.pop(r, None)
-            elif result.display_only:
-                self.round_notes[r] = Note(
-                    f"display mode: {name} holds a stored profile_roofline.json and no "
-                    f"{TOPN_NAME}; shown as it is (nothing to recompute or export)")
-            else:
-                self.round_notes[r] = Note(f"No {TOPN_NAME} in {name} yet: waiting for it")
-            self._store(r, result)
-        self.generation += 1
-        if r == self.shown:
-            self.render_round()
-
-    def _store(self, r: Path, result: RoundResult) -> None:
-        self.results[r] = result
-        self.computed_at[r] = self.clock()
+        self._finished(message.round_dir)
+        self.apply(self.session.analyzed(message.round_dir, message.seq, message.result))
 
     def on_round_failed(self, message: RoundFailed) -> None:
-        r = message.round_dir
-        if not self._accept(r, message.seq):
+        self._finished(message.round_dir)
+        self.apply(self.session.failed(message.round_dir, message.seq, message.error))
+
+    @property
+    def busy(self) -> bool:
+        """True while an analysis is running or queued."""
+        return self.session.busy
+
+    # -- rounds ---------------------------------------------------------------------------------
+
+    def _update_select(self) -> None:
+        select = self.query_one("#round-select", RoundSelect)
+        shown = self.session.shown
+        with self.prevent(Select.Changed):
+            select.set_rounds([(Text(printable(round_name(r), limit=40)), str(r))
+                               for r in self.session.rounds],
+                              str(shown) if shown is not None else None)
+
+    def _sync_select_value(self) -> None:
+        shown = self.session.shown
+        select = self.query_one("#round-select", RoundSelect)
+        if shown is not None and select.value != str(shown) and shown in self.session.rounds:
+            with self.prevent(Select.Changed):
+                select.value = str(shown)
+
+    @on(Select.Changed, "#round-select")
+    def _round_picked(self, event: Select.Changed) -> None:
+        if event.value is Select.BLANK or event.value is None:
             return
-        self.round_notes[r] = Note(f"analysis failed: {printable(message.error, limit=160)}",
-                                   "error")
-        self.generation += 1
-        if r == self.shown:
-            self.render_round()
+        self.apply(self.session.show(Path(str(event.value))))
 
     # -- watching -------------------------------------------------------------------------------
+
+    def extra_roots(self) -> list[Path]:
+        """Trees watched recursively besides the profile tree: explicit shape and counter
+        sources, and EVAL_DIR/kernels/ beside profile/ (new stage-B captures refine live)."""
+        extra = [p for p in (self.sources.shapes, *self.sources.counters) if p is not None]
+        if self.profile_dir.name == "profile":
+            extra.append(self.profile_dir.parent / "kernels")
+        return [p for p in extra if not _is_within(p, self.watch_root)]
 
     async def run_profile_watcher(self) -> None:
         """Watch the profile tree; poll while it does not exist (or after it is deleted)."""
         from watchfiles import awatch
 
         root = self.watch_root
-        extra = [p for p in (self.sources.env, self.sources.model_config, self.sources.peaks,
-                             self.sources.shapes, *self.sources.counters) if p is not None]
-        # stage-B task dirs live in EVAL_DIR/kernels/, beside profile/: new captures refine live
-        if self.profile_dir.name == "profile":
-            extra.append(self.profile_dir.parent / "kernels")
-        extra = [p for p in extra if not _is_within(p, root)]
+        extra = self.extra_roots()
         while not self._stop_watch.is_set():
             if not root.is_dir():
                 await asyncio.sleep(self.poll_s)
                 if root.is_dir():
-                    self.rescan()
-                    if self.shown is not None:
-                        self.request_analysis(self.shown)
+                    self.post_message(FilesChanged((root,)))
                 continue
             paths = [root, *[p for p in extra if p.exists()]]
             self.watching = True
@@ -402,73 +323,91 @@ class RooflineApp(App[None]):
                 async for changes in awatch(*paths, debounce=self.debounce_ms, step=self.step_ms,
                                             stop_event=self._stop_watch, recursive=True,
                                             watch_filter=self._watch_filter):
-                    self.handle_changes(Path(p) for _, p in changes)
+                    self.post_message(FilesChanged(tuple(Path(p) for _, p in changes)))
                     if not root.is_dir():
                         break
             except (OSError, RuntimeError):
                 await asyncio.sleep(self.poll_s)
             self.watching = False
             if not root.is_dir():
-                self.rescan()
-                self.render_round()
+                self.post_message(FilesChanged((root,)))
 
     def _watch_filter(self, _change: object, path: str) -> bool:
         return is_relevant_change(path, self.watch_root)
 
-    def handle_changes(self, paths: Iterable[Path]) -> None:
-        """Files changed on disk: rediscover rounds, recompute the rounds they belong to."""
-        changed = [p for p in paths if is_relevant_change(p, self.watch_root)]
-        if not changed:
+    def _sync_input_watcher(self) -> None:
+        """Watch every file an analysis read outside the profile tree (env_report, config.json,
+        peaks, priors): their directories, non-recursively, for exactly those files."""
+        if not self.watch_enabled:
             return
-        self.rescan()
-        affected: set[Path] = set()
-        shared = False
-        for p in changed:
-            # Directories count too: inotify can miss a file written right after its directory
-            # was created (a new counters/ or kernels/*_task/), and then the directory event is
-            # all that arrives.
-            r = round_of(p, self.rounds)
-            if r is not None:
-                affected.add(r)
-            else:
-                shared = True  # env_report.json, config.json, peaks, kernels/ beside the rounds
-        if shared:
-            affected |= set(self.results) | ({self.shown} if self.shown else set())
-        for r in sorted(affected & set(self.rounds)):
-            self.request_analysis(r)
-        self.render_status()
+        wanted = tuple(p for p in self.session.watched_inputs()
+                       if not _is_within(p, self.watch_root))
+        if wanted == self.watched_inputs:
+            return
+        self.watched_inputs = wanted
+        # Each inputs watcher has its own stop event: watchfiles sets the event it is given when
+        # its task is cancelled, and the profile watcher's must not be touched by that.
+        self._inputs_stop.set()
+        self._inputs_stop = asyncio.Event()
+        if wanted:
+            self.run_worker(self.run_inputs_watcher(wanted, self._inputs_stop),
+                            group="inputs-watcher", exclusive=True, exit_on_error=False,
+                            name="inputs watcher")
+
+    async def run_inputs_watcher(self, files: tuple[Path, ...], stop: asyncio.Event) -> None:
+        from watchfiles import awatch
+
+        names = {os.path.realpath(f) for f in files} | {os.path.abspath(f) for f in files}
+        dirs = sorted({str(Path(os.path.abspath(f)).parent) for f in files})
+        dirs = [d for d in dirs if os.path.isdir(d)]
+        if not dirs:
+            return
+
+        def wanted(_change: object, path: str) -> bool:
+            return path in names or os.path.realpath(path) in names
+
+        try:
+            async for changes in awatch(*dirs, debounce=self.debounce_ms, step=self.step_ms,
+                                        stop_event=stop, recursive=False,
+                                        watch_filter=wanted):
+                self.post_message(FilesChanged(tuple(Path(p) for _, p in changes)))
+        except (OSError, RuntimeError):
+            return
+
+    def on_files_changed(self, message: FilesChanged) -> None:
+        self.apply(self.session.changed(message.paths))
+
+    def handle_changes(self, paths: list[Path]) -> None:
+        """Files changed on disk (what the watchers report; tests call it directly too)."""
+        self.apply(self.session.changed(paths))
 
     # -- rendering ------------------------------------------------------------------------------
 
-    @property
-    def busy(self) -> bool:
-        """True while a recompute is running or queued."""
-        return bool(self._pending)
-
-    @property
-    def shown_result(self) -> RoundResult | None:
-        return self.results.get(self.shown) if self.shown is not None else None
-
     def render_round(self) -> None:
+        self._sync_select_value()
         self.render_header()
         self.render_status()
         self.render_tables()
 
     def render_header(self) -> None:
-        result = self.shown_result
+        s = self.session
+        result = s.shown_result
         title = Text()
-        if self.shown is not None:
-            title.append(printable(round_name(self.shown), limit=40), style="bold")
-            if self.shown in self.rounds:
-                title.append(f" ({self.rounds.index(self.shown) + 1}/{len(self.rounds)})")
+        if s.shown is not None:
+            title.append(printable(round_name(s.shown), limit=40), style="bold")
+            pos = s.position()
+            if pos is not None:
+                title.append(f" ({pos[0]}/{pos[1]})")
         else:
             title.append("no round", style="bold")
         if result is not None:
             title.append(f" · stage {printable(result.artifact.stage)}")
-        if self.shown in self._pending:
-            title.append(" · recomputing…", style="italic")
-        elif self.shown in self.computed_at:
-            title.append(f" · recomputed {self.computed_at[self.shown]:%H:%M:%S}")
+        if s.is_pending(s.shown):
+            display = result is not None and result.display_only
+            title.append(" · re-reading…" if display else " · recomputing…", style="italic")
+        elif s.shown in s.computed_at:
+            verb = "read" if result is not None and result.display_only else "recomputed"
+            title.append(f" · {verb} {s.computed_at[s.shown]:%H:%M:%S}")
         title.append(" · demo: " if self.demo else " · ")
         title.append(printable(self.display_name))
         self.query_one("#header-title", Static).update(title)
@@ -480,11 +419,7 @@ class RooflineApp(App[None]):
                                          view.workload_line(result.artifact)]))
 
     def render_status(self) -> None:
-        round_note = self.round_notes.get(self.shown) if self.shown is not None else None
-        notes = [n for n in (self.global_note, self.deleted_note, round_note) if n is not None]
-        if self.shown is not None and self.shown in self._pending and self.shown not in self.results \
-                and not notes:
-            notes.append(Note(f"analysing {round_name(self.shown)}…"))
+        notes = self.session.status_notes()
         status = self.query_one("#status", Static)
         status.set_class(bool(notes), "-shown")
         status.set_class(any(n.severity == "error" for n in notes), "-error")
@@ -498,65 +433,147 @@ class RooflineApp(App[None]):
         else:
             pct_rows, gain_rows = view.rankings(result.artifact)
         moves = view.rank_moves(pct_rows, gain_rows)
-        self._entries = {r.key: r for r in pct_rows}
+        self._rows = {r.key: r for r in pct_rows}
+        display = view.display_names(pct_rows)
         pct_shown = [r for r in pct_rows if view.matches(r, self.filter_text)]
         gain_shown = [r for r in gain_rows if view.matches(r, self.filter_text)]
         visible = {r.key for r in pct_shown}
-        if self.selected_key not in visible:
+        below = self.show_below and (self.selected_key or "").startswith(BELOW_PREFIX)
+        if self.selected_key not in visible and not below:
             self.selected_key = pct_shown[0].key if pct_shown else None
-        self.pct_table.set_rows(((r.key, view.pct_cells(r)) for r in pct_shown), self.selected_key)
-        self.gain_table.set_rows(((r.key, view.gain_cells(r, moves.get(r.key))) for r in gain_shown),
-                                 self.selected_key)
+        self._fit_columns(result, display)
+        pct_cols, gain_cols = self.columns["by-pct"], self.columns["by-gain"]
+        pct_shown = view.sort_rows(pct_shown, *self.sort.get("by-pct", ("rank", False)), moves)
+        gain_shown = view.sort_rows(gain_shown, *self.sort.get("by-gain", ("rank", False)), moves)
+        pct_table_rows, gain_table_rows = view.table_rows(
+            pct_shown, gain_shown, display, pct_cols, gain_cols)
+        if self.show_below and result is not None:
+            width = dict((k, w) for _, k, w in pct_cols).get("kernel", 30)
+            pct_table_rows += self._below_rows(result, [k for _, k, _ in pct_cols], width)
+        self.pct_table.set_rows(pct_table_rows, self.selected_key)
+        self.gain_table.set_rows(gain_table_rows, self.selected_key)
         self._render_titles(result, len(pct_rows), len(pct_shown))
+        self.render_next()
         self.render_detail()
+
+    def _below_rows(self, result: RoundResult, keys: list[str], width: int) -> list[view.TableRow]:
+        """Top-N kernels below the head threshold: greyed rows under the heads (not analysed)."""
+        rows: list[view.TableRow] = []
+        heads = len(result.artifact.entries)
+        for i, k in enumerate(view.below_threshold(result.artifact, result.topn), heads + 1):
+            if not view.matches_name(k.name, k.short_name, self.filter_text):
+                continue
+            cells = {
+                "rank": Text(str(i), justify="right", style="dim"),
+                "kernel": Text(fit(printable(names.display_name(k.name)), width), style="dim"),
+                "pct": Text(units.fixed(k.pct_gpu_time, 2), justify="right", style="dim"),
+                "serving": Text(units.fixed(k.serving_weighted_pct, 2), justify="right",
+                                style="dim"),
+            }
+            rows.append((f"{BELOW_PREFIX}{i}", [cells.get(c, Text("")) for c in keys],
+                         printable(names.full_name(k.name))))
+        return rows
+
+    def _fit_columns(self, result: RoundResult | None, display: dict[str, str]) -> None:
+        """Columns for the current width: side by side from WIDE_FROM columns, stacked below;
+        the kernel column takes what the others leave, lower-value columns go first."""
+        width = self.size.width or 120
+        each = width // 2 if width >= self.WIDE_FROM else width
+        longest = max((len(t) for t in display.values()), default=view.MIN_KERNEL)
+        has_serving = result is not None and any(
+            getattr(e, "serving_weighted_pct", None) is not None for e in result.artifact.entries)
+        has_history = result is not None and result.history is not None
+        has_route = result is None or any(getattr(e, "route", None)
+                                          for e in result.artifact.entries)
+        hide = frozenset(k for k, keep in (("serving", has_serving), ("change", has_history),
+                                           ("route", has_route)) if not keep)
+        specs = {
+            "by-pct": view.fit_columns(view.PCT_COLUMNS_ALL, each, longest=longest, hide=hide),
+            "by-gain": view.fit_columns(view.GAIN_COLUMNS_ALL, each, longest=longest, hide=hide),
+        }
+        for table_id, spec in specs.items():
+            if self.columns.get(table_id) != spec:
+                self.columns[table_id] = spec
+                self.query_one(f"#{table_id}", RankTable).set_columns(spec)
+
+    def on_resize(self) -> None:
+        if self.columns:
+            self.call_after_refresh(self.render_tables)
+
+    def render_next(self) -> None:
+        """The next-target and coverage lines above the tables."""
+        result = self.shown_result
+        nxt = self.query_one("#next-target", Static)
+        cov = self.query_one("#coverage", Static)
+        if result is None or not result.artifact.entries:
+            nxt.update(Text("Next: nothing analysed yet", style="dim"))
+            cov.update(Text(""))
+            return
+        nxt.update(view.next_target(result.artifact))
+        serving = any(getattr(e, "serving_weighted_pct", None) is not None
+                      for e in result.artifact.entries)
+        cov.update(view.coverage_line(result.artifact, result.topn, serving=serving))
 
     def _render_titles(self, result: RoundResult | None, total: int, shown: int) -> None:
         suffix = f"  [filter '{self.filter_text}': {shown} of {total}]" if self.filter_text else ""
         pct = Text("By GPU time")
+        pct.append(self._sort_note("by-pct"), style="cyan")
         pct.append(printable(suffix), style="italic")
         gain = Text("By expected gain")
+        gain.append(self._sort_note("by-gain"), style="cyan")
         if result is not None and view.is_advisory(result.artifact):
             gain.append("  advisory: %gpu order rules", style="yellow")
         gain.append(printable(suffix), style="italic")
         self.query_one("#pct-title", Static).update(pct)
         self.query_one("#gain-title", Static).update(gain)
 
-    def render_detail(self, *, round_changed: bool = True) -> None:
-        """Fill the active drill-down tab (others are filled when opened: they are not cheap)."""
-        self._detail_dirty = {"summary", "assumptions", "flags", "levers", "raw", "history",
-                              "chart"}
-        if round_changed:
-            self._detail_dirty |= {"degraded", "rounds"}
-        self._render_pane(self.query_one("#detail-tabs", TabbedContent).active or "summary")
+    def _sort_note(self, table_id: str) -> str:
+        key, descending = self.sort.get(table_id, ("rank", False))
+        if key == "rank" and not descending:
+            return ""
+        label = dict((k, lab) for lab, k, _ in self.columns.get(table_id, [])).get(key, key)
+        return f"  sorted by {label} {'↓' if descending else '↑'}"
+
+    def render_detail(self) -> None:
+        """Refresh the tab labels and the open drill-down pane (the others render when opened:
+        each remembers what it shows, so none is ever left blank or stale)."""
+        result = self.shown_result
+        n = (len(result.artifact.degraded) + len(result.artifact.skill_errors)) if result else 0
+        self.detail.set_label("degraded", f"Degraded ({n})" if n else "Degraded")
+        self._render_pane(self.detail.tabs.active or "summary")
+
+    def _pane_state(self, pane: str) -> object:
+        s = self.session
+        base = (s.shown, s.generation, id(s.shown_result))
+        return (*base, self.selected_key) if pane in KERNEL_PANES else base
 
     def _render_pane(self, pane: str) -> None:
-        if pane not in self._detail_dirty:
+        state = self._pane_state(pane)
+        if self._pane_key.get(pane) == state:
             return
-        self._detail_dirty.discard(pane)
+        self._pane_key[pane] = state
         result = self.shown_result
-        body = self.detail.body(pane) if pane != "chart" else None
-        if pane == "degraded":
-            if result is None:
-                body.update(Text("nothing analysed yet", style="dim"))
-                label = "Degraded"
-            else:
-                body.update(view.degraded_view(result.artifact))
-                n = len(result.artifact.degraded) + len(result.artifact.skill_errors)
-                label = f"Degraded ({n})" if n else "Degraded"
-            self.detail.set_degraded_label(label)
-            return
-        if pane == "rounds":
-            history = result.history if result is not None else None
-            label = round_label(self.shown) if self.shown is not None else None
-            body.update(view.rounds_view(history, label))
-            return
         if pane == "chart":
             chart = self.detail.chart
             chart.update_artifact(result.artifact if result is not None else None)
-            row = self._entries.get(self.selected_key) if self.selected_key else None
+            row = self.selected_row
             chart.select(row.entry.short_name if row is not None else None)
             return
-        row = self._entries.get(self.selected_key) if self.selected_key else None
+        body = self.detail.body(pane)
+        if pane == "degraded":
+            body.update(view.degraded_view(result.artifact) if result is not None
+                        else Text("nothing analysed yet", style="dim"))
+            return
+        if pane == "rounds":
+            history = result.history if result is not None else None
+            label = round_label(self.session.shown) if self.session.shown is not None else None
+            body.update(view.rounds_view(history, label))
+            return
+        row = self.selected_row
+        if result is not None and (self.selected_key or "").startswith(BELOW_PREFIX):
+            body.update(Text("below the head threshold: listed for coverage, not analysed "
+                             "(analyze --head-threshold lowers it)", style="dim"))
+            return
         if result is None or row is None:
             body.update(Text("no kernel selected" if result is not None and result.artifact.entries
                              else "no analysed kernels in this round", style="dim"))
@@ -574,6 +591,8 @@ class RooflineApp(App[None]):
 
     @on(TabbedContent.TabActivated, "#detail-tabs")
     def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
+        # the chart gets the whole height below the header: the rankings step aside
+        self.screen.set_class(event.pane.id == "chart", "-chart-open")
         if event.pane.id:
             self._render_pane(event.pane.id)
 
@@ -583,19 +602,33 @@ class RooflineApp(App[None]):
         table = event.data_table
         if not isinstance(table, RankTable) or event.cursor_row != table.cursor_row:
             return  # a stale event from before the rows were replaced
+        if table is not self.focused:
+            return  # rows replaced or synced from the other ranking: not the user's move
         key = event.row_key.value
         if key is None or key == self.selected_key and self._in_sync():
             return
+        self._select(key, source=table)
+
+    def _select(self, key: str, *, source: object = None) -> None:
         self.selected_key = key
-        other = self.gain_table if table is self.pct_table else self.pct_table
-        other.select_key(key)
-        self.render_detail(round_changed=False)
+        for t in (self.pct_table, self.gain_table):
+            if t is not source:
+                t.select_key(key)
+        self._render_pane(self.detail.tabs.active or "summary")
 
     def _in_sync(self) -> bool:
         return self.pct_table.current_key == self.gain_table.current_key == self.selected_key
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.query_one("#detail-tabs").focus()
+        """enter (or a click on the selected row): into the drill-down, like a double-click.
+        On a narrow screen the drill-down is maximized (escape brings the rankings back)."""
+        if self.screen.has_class("-narrow") and self.screen.maximized is None:
+            self.screen.maximize(self.detail, container=False)
+        active = self.detail.tabs.active or "summary"
+        if active == "chart":
+            self.detail.chart.focus()
+        else:
+            self.detail.query_one(f"#{active} .pane-scroll").focus()
 
     # -- filter ---------------------------------------------------------------------------------
 
@@ -618,6 +651,10 @@ class RooflineApp(App[None]):
         box.focus()
 
     def action_clear_filter(self) -> None:
+        if self.screen.maximized is not None:  # back from a maximized drill-down
+            self.screen.minimize()
+            self.pct_table.focus()
+            return
         box = self.query_one("#filter", Input)
         if not box.has_class("-shown") and not self.filter_text:
             return
@@ -628,40 +665,38 @@ class RooflineApp(App[None]):
         self.pct_table.focus()
 
     def action_recompute(self) -> None:
-        self.rescan()
-        if self.shown is None:
-            self.notify("nothing to recompute: no round found yet", severity="warning")
-            return
-        self.request_analysis(self.shown)
-        self.notify(f"recomputing {round_name(self.shown)}", timeout=2, markup=False)
+        self.apply(self.session.recompute())
 
     def action_show_chart(self) -> None:
-        self.query_one("#detail-tabs", TabbedContent).active = "chart"
+        self.detail.tabs.active = "chart"
         self._render_pane("chart")
         self.detail.chart.focus()
 
     def on_roofline_chart_kernel_selected(self, message: RooflineChart.KernelSelected) -> None:
         """Stepping through kernels in the chart moves the tables' selection too."""
-        key = next((k for k, r in self._entries.items()
+        key = next((k for k, r in self._rows.items()
                     if r.entry.short_name == message.short_name), None)
         if key is not None and key != self.selected_key:
-            self.selected_key = key
-            self.pct_table.select_key(key)
-            self.gain_table.select_key(key)
-            self.render_detail(round_changed=False)
+            self._select(key)
 
     def action_prev_round(self) -> None:
-        self._step_round(-1)
+        self.apply(self.session.step(-1))
 
     def action_next_round(self) -> None:
-        self._step_round(+1)
+        self.apply(self.session.step(+1))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.help_sections()))
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        """Quit at once: analyses run on daemon threads, so nothing waits for them."""
+        self._stop_watch.set()
+        self._inputs_stop.set()
+        self.exit()
 
     def action_export(self) -> None:
-        r, result = self.shown, self.shown_result
+        r, result = self.session.shown, self.shown_result
         if r is None or result is None or not result.topn_found:
             self.notify(f"nothing to export: the shown round has no {TOPN_NAME} yet",
                         severity="warning", markup=False)
@@ -670,11 +705,11 @@ class RooflineApp(App[None]):
             json_path, md_path = write_artifact(result.artifact, r)
         except OSError as exc:
             self.notify(f"cannot write profile_roofline.json into {self._shown_path(r)}: "
-                        f"{exc.strerror or exc}", title="Export failed", severity="error",
-                        markup=False, timeout=8)
+                        f"{printable(exc.strerror or exc)}", title="Export failed",
+                        severity="error", markup=False, timeout=8)
             return
-        self.notify(f"wrote {self._shown_path(json_path)} and {md_path.name}", title="Exported",
-                    markup=False)
+        self.notify(f"wrote {self._shown_path(json_path)} and {printable(md_path.name)}",
+                    title="Exported", markup=False)
 
     def _shown_path(self, path: Path) -> str:
         """A path as the user knows it: under the profile directory's display name."""
@@ -686,19 +721,120 @@ class RooflineApp(App[None]):
             return printable(str(path))
         return printable(str(Path(self.display_name) / rel))
 
-    # -- command palette ------------------------------------------------------------------------
+    def action_export_csv(self) -> None:
+        r, result = self.session.shown, self.shown_result
+        if r is None or result is None or not result.artifact.entries:
+            self.notify("nothing to write: the shown round has no analysed entries",
+                        severity="warning", markup=False)
+            return
+        try:
+            path = write_csv(result.artifact, r)
+        except OSError as exc:
+            self.notify(f"cannot write {CSV_NAME} into {self._shown_path(r)}: "
+                        f"{printable(exc.strerror or exc)}", title="CSV failed",
+                        severity="error", markup=False, timeout=8)
+            return
+        self.notify(f"wrote {self._shown_path(path)}", title="CSV", markup=False)
+
+    def action_sort(self) -> None:
+        """Sort the focused ranking by its next column (rank → … → back to rank)."""
+        table = self.focused if isinstance(self.focused, RankTable) else self.pct_table
+        table_id = table.id or "by-pct"
+        keys = [k for _, k, _ in self.columns.get(table_id, [])]
+        current, _ = self.sort.get(table_id, ("rank", False))
+        nxt = keys[(keys.index(current) + 1) % len(keys)] if current in keys else "rank"
+        self._sort_by(table_id, nxt, toggle=False)
+
+    def _sort_by(self, table_id: str, key: str, *, toggle: bool) -> None:
+        current, descending = self.sort.get(table_id, ("rank", False))
+        numeric = {c.key for c in (*view.PCT_COLUMNS_ALL, *view.GAIN_COLUMNS_ALL) if c.numeric}
+        if toggle and key == current:
+            descending = not descending
+        else:
+            descending = key in numeric and key not in ("change",)
+        self.sort[table_id] = (key, descending)
+        self.render_tables()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column header sorts that ranking by it (again: the other way)."""
+        table = event.data_table
+        if isinstance(table, RankTable) and table.id and event.column_key.value:
+            self._sort_by(table.id, event.column_key.value, toggle=True)
+
+    def action_copy_name(self) -> None:
+        row = self.selected_row
+        if row is None:
+            self.notify("no kernel selected", severity="warning")
+            return
+        self.copy_to_clipboard(row.entry.name)
+        self.notify(f"copied the full name of {printable(row.entry.short_name, limit=60)}",
+                    markup=False, timeout=3)
+
+    def action_copy_json(self) -> None:
+        row = self.selected_row
+        if row is None:
+            self.notify("no kernel selected", severity="warning")
+            return
+        self.copy_to_clipboard(row.entry.model_dump_json(indent=2))
+        self.notify(f"copied the JSON of {printable(row.entry.short_name, limit=60)}",
+                    markup=False, timeout=3)
+
+    def action_toggle_below(self) -> None:
+        self.show_below = not self.show_below
+        self.render_tables()
+        result = self.shown_result
+        n = len(view.below_threshold(result.artifact, result.topn)) if result else 0
+        self.notify(f"listing {n} kernel(s) below the head threshold, greyed" if self.show_below
+                    else "heads only", timeout=2)
+
+    def action_save_svg(self) -> None:
+        """Save an SVG screenshot in the current directory and say where."""
+        try:
+            path = self.save_screenshot(path=os.getcwd())
+        except OSError as exc:
+            self.notify(f"cannot save a screenshot in {printable(os.getcwd())}: "
+                        f"{printable(exc.strerror or exc)}", title="Screenshot failed",
+                        severity="error", markup=False, timeout=8)
+            return
+        self.notify(f"saved {printable(path)}", title="Screenshot", markup=False, timeout=6)
+
+    # -- help and palette, both from the live bindings ------------------------------------------
+
+    def _binding_rows(self, bindings: Iterable[object]) -> list[tuple[str, str]]:
+        rows: list[tuple[str, str]] = []
+        for b in bindings:
+            if not isinstance(b, Binding) or b.system:
+                continue
+            key = b.key_display or ", ".join(
+                self.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
+            rows.append((key, b.tooltip or b.description))
+        return rows
+
+    def help_sections(self) -> list[KeySection]:
+        from textual.app import App as _App
+
+        palette = Binding(_App.COMMAND_PALETTE_BINDING, "command_palette", "Palette",
+                          tooltip="command palette: every command below, by name")
+        focus = [b for b in Screen.BINDINGS if isinstance(b, Binding) and "focus" in b.action]
+        focus_rows = [(self.get_key_display(b), "move focus: round selector, rankings, "
+                       "drill-down tabs" if b.key == "tab" else "move focus back") for b in focus]
+        return [
+            ("Everywhere", self._binding_rows(self.BINDINGS) + self._binding_rows([palette])
+             + focus_rows),
+            ("In a ranking", self._binding_rows(RankTable.BINDINGS)),
+            ("In the chart", self._binding_rows(RooflineChart.BINDINGS)),
+        ]
 
     def get_system_commands(self, screen: Screen) -> Iterator[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Export artifact", "Write profile_roofline.json + .md into the "
-                            "shown round's directory (e)", self.action_export)
-        yield SystemCommand("Recompute round", "Recompute the shown round now (r)",
-                            self.action_recompute)
-        yield SystemCommand("Roofline chart", "Show the roofline chart of the shown round (c)",
-                            self.action_show_chart)
-        yield SystemCommand("Filter kernels", "Filter both tables by kernel name (/)",
-                            self.action_filter)
-        yield SystemCommand("Previous round", "Show the previous round ([)",
-                            self.action_prev_round)
-        yield SystemCommand("Next round", "Show the next round (])", self.action_next_round)
-        yield SystemCommand("Roofline help", "Keys and legend (?)", self.action_help)
+        for cmd in super().get_system_commands(screen):
+            if cmd.title == "Screenshot":  # Textual's saves to ~/Downloads and fails without one
+                continue
+            yield cmd
+        yield SystemCommand("Screenshot", "Save an SVG screenshot in the current directory",
+                            lambda: self.set_timer(0.1, self.action_save_svg))
+        for b in self.BINDINGS:
+            if not isinstance(b, Binding) or b.action in ("quit", "clear_filter"):
+                continue
+            key = b.key_display or self.get_key_display(b)
+            yield SystemCommand(b.description, f"{b.tooltip} ({key})",
+                                lambda action=b.action: self.run_action(action))

@@ -9,6 +9,7 @@ a kernel name is shown literally. Rich only, no Textual: testable on its own.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -17,15 +18,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from roofline_tui.core import demangle as names
+from roofline_tui.core import units
 from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.textsafe import printable
-from roofline_tui.core.units import fixed as fmt_num
-from roofline_tui.core.units import millis_fixed as fmt_time_ms
-from roofline_tui.core.units import nbytes as fmt_bytes
-from roofline_tui.core.units import pct as fmt_pct
-from roofline_tui.core.units import rate as fmt_rate
-
-KERNEL_WIDTH = 30
 
 HEADROOM_STYLE = {
     "underperforming": "bold red",
@@ -38,17 +35,40 @@ FLAG_STYLE = {
     "dispatch-bound": "cyan",
     "unmodelled": "bright_black",
     "contradiction": "bold magenta",
-    "model-caution": "bold yellow",
+    "caution": "bold yellow",
     "counters-contradict": "bold magenta",
 }
-FLAG_SHORT = {
-    "suspect": "suspect",
-    "dispatch-bound": "dispatch",
-    "unmodelled": "unmodelled",
-    "contradiction": "contradict",
-    "model-caution": "caution",
-    "counters-contradict": "counters",
+# One character per flag in the tables (the legend is in the help screen and the Flags tab).
+FLAG_SYMBOL = {
+    "suspect": "✕",
+    "dispatch-bound": "D",
+    "unmodelled": "U",
+    "contradiction": "C",
+    "caution": "!",
+    "counters-contradict": "≠",
 }
+FLAG_ORDER = ("caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
+              "unmodelled")
+FLAG_MEANING = {
+    "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
+               "never the next target",
+    "suspect": "the model implies a rate above peak (roofline clamped, shown with !)",
+    "contradiction": "a measured speedup beat the prediction: the model is wrong for this kernel",
+    "counters-contradict": "hardware counters contradict the byte/FLOP model",
+    "dispatch-bound": "per-launch time within launch-overhead scale: fuse or capture a graph",
+    "unmodelled": "no byte/FLOP model for this kernel: see Degraded",
+}
+HEADROOM_MEANING = (
+    ("underperforming", "far below what a good kernel of this class reaches: tuning headroom"),
+    ("moderate", "some headroom left"),
+    ("saturated", "done with tuning, not with optimization: move fewer bytes"),
+    ("unknown", "no verdict (suspect, dispatch-bound, unmodelled, low confidence)"),
+)
+OTHER_LEGEND = (
+    ("↑3 / ↓2", "green", "places a kernel moved in the gain ranking vs the GPU-time ranking"),
+    ("ADVISORY", "bold black on yellow",
+     "stage A / low confidence: pct_gpu_time order rules, the measurement decides"),
+)
 LABEL_STYLE = "bold"
 DIM = "dim"
 
@@ -121,87 +141,370 @@ def move_text(delta: int | None) -> Text:
 
 
 def matches(row: Row, needle: str) -> bool:
+    return matches_name(row.entry.name, row.entry.short_name, needle)
+
+
+def matches_name(name: str, short_name: str, needle: str) -> bool:
+    """The filter: a case-insensitive substring of the name, short name or demangled name."""
     if not needle:
         return True
     n = needle.casefold()
-    return n in row.entry.short_name.casefold() or n in row.entry.name.casefold()
+    return any(n in t.casefold() for t in (short_name, name, names.full_name(name)))
+
+
+_CAUTION_WORDS = re.compile(r"not credible|implausible|do not quote", re.IGNORECASE)
+
+
+def caution(e: Entry) -> str | None:
+    """Why this entry's speedup must not be taken at face value, or None.
+
+    The engine's (or an upstream file's) ``model_caution``: a sentence, or ``True`` for a
+    speedup above the plausibility limit; failing that, a ``notes`` sentence that says the
+    number is not credible.
+    """
+    value = getattr(e, "model_caution", None)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if value is True:
+        return (f"attainable speedup {units.ratio(e.attainable_speedup, 1)} is implausible: "
+                "the byte/FLOP model probably under-counts the work")
+    notes = e.notes or ""
+    m = _CAUTION_WORDS.search(notes)
+    if m:
+        start = max(notes.rfind(". ", 0, m.start()) + 2, 0) if ". " in notes[:m.start()] else 0
+        end = notes.find(". ", m.end())
+        return notes[start:end + 1 if end >= 0 else len(notes)].strip()
+    return None
 
 
 def entry_flags(e: Entry) -> list[str]:
-    """The engine's flags that a row shows (advisory is shown once per round, not per row)."""
+    """The flags a row shows, most important first (advisory is shown once per round)."""
     from roofline_tui.core.markdown import flags_of
 
-    return [f for f in flags_of(e) if f != "advisory"]
+    found = {"caution" if f == "model-caution" else f for f in flags_of(e)}
+    if caution(e):
+        found.add("caution")
+    return [f for f in FLAG_ORDER if f in found]
 
 
 def flags_text(e: Entry) -> Text:
     out = Text()
-    for i, f in enumerate(entry_flags(e)):
-        if i:
-            out.append(" ")
-        out.append("⚑" + FLAG_SHORT.get(f, f), style=FLAG_STYLE.get(f, "bold"))
+    for f in entry_flags(e):
+        out.append(FLAG_SYMBOL[f], style=FLAG_STYLE[f])
     return out
 
 
-def kernel_text(e: Entry, limit: int = KERNEL_WIDTH) -> Text:
+def full_name(e: Entry) -> str:
+    """The kernel's full name as shown in the drill-down and the row tooltip (demangled)."""
+    return printable(names.full_name(e.name))
+
+
+def display_names(rows: list[Row]) -> dict[str, str]:
+    """What each row's kernel column reads before cutting: the demangled function name (or the
+    name itself), with ``#n`` when two rows would otherwise read the same."""
+    base = {r.key: printable(names.display_name(r.entry.name)) for r in rows}
+    seen: dict[str, int] = defaultdict(int)
+    out: dict[str, str] = {}
+    for r in rows:
+        text = base[r.key]
+        seen[text] += 1
+        out[r.key] = text if seen[text] == 1 else f"{text}#{seen[text]}"
+    return out
+
+
+def kernel_text(e: Entry, text: str) -> Text:
     style = HEADROOM_STYLE.get(e.headroom_class, "")
-    return safe(e.short_name, limit=limit, style="" if style == DIM else style)
+    return Text(text, style="" if style == DIM else style, no_wrap=True)
 
 
 def roofline_text(e: Entry) -> Text:
-    text = fmt_pct(e.roofline_pct)
+    text = units.pct(e.roofline_pct)
     if e.suspect:
         text += "!"
     return Text(text, style=HEADROOM_STYLE.get(e.headroom_class, ""), justify="right")
 
 
 def headroom_text(e: Entry) -> Text:
-    out = Text(e.headroom_class, style=HEADROOM_STYLE.get(e.headroom_class, ""))
+    cls = printable(e.headroom_class, limit=20)
+    out = Text(cls, style=HEADROOM_STYLE.get(e.headroom_class, ""))
     if not e.has_verdict:
-        flags = entry_flags(e)
+        flags = [f for f in entry_flags(e) if f != "caution"]
         if flags:
-            out.append(" (" + FLAG_SHORT.get(flags[0], flags[0]) + ")", style=FLAG_STYLE.get(flags[0], DIM))
+            out.append(" (" + flags[0] + ")", style=FLAG_STYLE.get(flags[0], DIM))
     return out
 
 
-# (label, key, width): fixed widths keep both tables steady while rows are replaced, and make
-# the layout independent of when the table gets round to measuring its content.
-PCT_COLUMNS = (("#", "rank", 2), ("kernel", "kernel", KERNEL_WIDTH), ("%gpu", "pct", 6),
-               ("regime", "regime", 7), ("bound", "bound", 7), ("roofline", "roofline", 8),
-               ("flags", "flags", 12))
-GAIN_COLUMNS = (("#", "rank", 2), ("move", "move", 4), ("kernel", "kernel", KERNEL_WIDTH),
-                ("gain", "gain", 6), ("speedup", "speedup", 7), ("headroom", "headroom", 20),
-                ("route", "route", 16))
+def signed_pct(d: float | None, digits: int = 1) -> str:
+    """A signed change in percent through the one formatter: ``-4.5%``, ``+0.8%``."""
+    if d is None:
+        return units.DASH
+    return ("+" if d > 0 else "-" if d < 0 else "±") + units.pct_points(abs(d), digits)
 
 
-def pct_cells(row: Row) -> list[Text]:
+def change_text(e: Entry) -> Text:
+    """Movement of the per-launch time since the previous round (negative: faster)."""
+    if getattr(e, "prev_round", None) is None:
+        return Text(units.DASH, style=DIM, justify="right")
+    d = getattr(e, "delta_t_pct_vs_prev", None)
+    if not isinstance(d, (int, float)):
+        return Text("new", style="cyan", justify="right")
+    if abs(d) <= ISOLATED_NOISE * 100:
+        return Text(signed_pct(d), style=DIM, justify="right")
+    return Text(signed_pct(d), style="green" if d < 0 else "red", justify="right")
+
+
+# -- columns ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: ``priority`` 0 is never dropped; higher numbers go first when the
+    table is narrow. The kernel column (``width`` 0) takes what the others leave."""
+
+    key: str
+    label: str
+    width: int
+    priority: int
+    numeric: bool = False
+
+
+PCT_COLUMNS_ALL = (
+    Column("rank", "#", 2, 0),
+    Column("kernel", "kernel", 0, 0),
+    Column("pct", "%gpu", 6, 0, True),
+    Column("serving", "serv%", 6, 1, True),
+    Column("change", "Δt prev", 7, 3, True),
+    Column("roofline", "roofline", 8, 1, True),
+    Column("flags", "flags", 5, 1),
+    Column("bound", "bound", 7, 4),
+    Column("regime", "regime", 7, 5),
+)
+GAIN_COLUMNS_ALL = (
+    Column("rank", "#", 2, 0),
+    Column("move", "move", 4, 4),
+    Column("kernel", "kernel", 0, 0),
+    Column("gain", "gain", 6, 0, True),
+    Column("speedup", "speedup", 7, 0, True),
+    Column("route", "route", 14, 1),
+    Column("headroom", "headroom", 15, 3),
+    Column("confidence", "conf", 6, 5),
+)
+MIN_KERNEL = 18
+MAX_KERNEL = 72
+CELL_PAD = 2  # DataTable's cell padding, both sides
+
+
+def fit_columns(columns: tuple[Column, ...], width: int, *, longest: int = MAX_KERNEL,
+                hide: frozenset[str] = frozenset()) -> list[tuple[str, str, int]]:
+    """Columns that fit ``width`` cells, as (label, key, width): the lowest-value columns are
+    dropped until the kernel column gets at least :data:`MIN_KERNEL`; it then takes the rest
+    (up to the longest name shown)."""
+    cols = [c for c in columns if c.key not in hide]
+    budget = width - 3  # the vertical scrollbar and the table's own edge
+
+    def kernel_room(cs: list[Column]) -> int:
+        return budget - sum(c.width + CELL_PAD for c in cs if c.key != "kernel") - CELL_PAD
+
+    while kernel_room(cols) < MIN_KERNEL:
+        droppable = [c for c in cols if c.priority > 0]
+        if not droppable:
+            break
+        cols.remove(max(droppable, key=lambda c: (c.priority, cols.index(c))))
+    kernel = max(min(kernel_room(cols), max(longest, MIN_KERNEL), MAX_KERNEL), 8)
+    return [(c.label, c.key, kernel if c.key == "kernel" else c.width) for c in cols]
+
+
+def pct_cells(row: Row, keys: list[str], name: str) -> list[Text]:
     e = row.entry
-    return [
-        Text(str(row.rank), justify="right"),
-        kernel_text(e),
-        Text(fmt_num(e.pct_gpu_time, 2), justify="right"),
-        safe(e.regime),
-        safe(e.bound_type),
-        roofline_text(e),
-        flags_text(e),
-    ]
+    cells = {
+        "rank": lambda: Text(str(row.rank), justify="right"),
+        "kernel": lambda: kernel_text(e, name),
+        "pct": lambda: Text(units.fixed(e.pct_gpu_time, 2), justify="right"),
+        "serving": lambda: Text(units.fixed(getattr(e, "serving_weighted_pct", None), 2),
+                                justify="right"),
+        "change": lambda: change_text(e),
+        "roofline": lambda: roofline_text(e),
+        "flags": lambda: flags_text(e),
+        "bound": lambda: safe(e.bound_type, limit=8),
+        "regime": lambda: safe(e.regime, limit=8),
+    }
+    return [cells[k]() for k in keys]
 
 
-def gain_cells(row: Row, move: int | None) -> list[Text]:
+def gain_cells(row: Row, move: int | None, keys: list[str], name: str) -> list[Text]:
     e = row.entry
-    return [
-        Text(str(row.rank), justify="right"),
-        move_text(move),
-        kernel_text(e),
-        Text(fmt_num(e.expected_e2e_gain_pct, 2, "%"), justify="right"),
-        Text(fmt_num(e.attainable_speedup, 2, "×"), justify="right"),
-        headroom_text(e),
-        safe(e.route),
-    ]
+    cells = {
+        "rank": lambda: Text(str(row.rank), justify="right"),
+        "move": lambda: move_text(move),
+        "kernel": lambda: kernel_text(e, name),
+        "gain": lambda: Text(units.pct_points(e.expected_e2e_gain_pct, 2), justify="right"),
+        "speedup": lambda: speedup_text(e),
+        "route": lambda: safe(getattr(e, "route", None), limit=24),
+        "headroom": lambda: headroom_text(e),
+        "confidence": lambda: safe(e.confidence, limit=8),
+    }
+    return [cells[k]() for k in keys]
+
+
+def speedup_text(e: Entry) -> Text:
+    out = Text(units.ratio(e.attainable_speedup), justify="right")
+    if caution(e):
+        out.stylize("bold yellow")
+        out.append("!", style="bold yellow")
+    return out
+
+
+TableRow = tuple[str, list[Text], str | None]  # (row key, cells, tooltip)
+
+
+def table_rows(pct_rows: list[Row], gain_rows: list[Row], display: dict[str, str],
+               pct_cols: list[tuple[str, str, int]], gain_cols: list[tuple[str, str, int]],
+               ) -> tuple[list[TableRow], list[TableRow]]:
+    """The cells of both rankings for the given columns (label, key, width): kernel names cut
+    to the kernel column's width so that rows that differ still read differently."""
+    moves = rank_moves(pct_rows, gain_rows)
+    everyone = list(display.values())
+    pct_keys = [k for _, k, _ in pct_cols]
+    gain_keys = [k for _, k, _ in gain_cols]
+    pw = dict((k, w) for _, k, w in pct_cols).get("kernel", 30)
+    gw = dict((k, w) for _, k, w in gain_cols).get("kernel", 30)
+    pct: list[TableRow] = [
+        (r.key, pct_cells(r, pct_keys, names.fit(display[r.key], pw, everyone)),
+         full_name(r.entry)) for r in pct_rows]
+    gain: list[TableRow] = [(r.key, gain_cells(r, moves.get(r.key), gain_keys,
+                               names.fit(display[r.key], gw, everyone)), full_name(r.entry))
+            for r in gain_rows]
+    return pct, gain
+
+
+# Sorting: a column key -> the value a row sorts by (None last). Ranks restore the engine order.
+def sort_value(row: Row, key: str, move: int | None = None) -> Any:
+    e = row.entry
+    values: dict[str, Any] = {
+        "rank": row.rank,
+        "kernel": names.display_name(e.name).casefold(),
+        "pct": e.pct_gpu_time,
+        "serving": getattr(e, "serving_weighted_pct", None),
+        "change": getattr(e, "delta_t_pct_vs_prev", None),
+        "roofline": e.roofline_pct,
+        "flags": len(entry_flags(e)),
+        "bound": e.bound_type,
+        "regime": e.regime,
+        "move": move,
+        "gain": e.expected_e2e_gain_pct,
+        "speedup": e.attainable_speedup,
+        "route": getattr(e, "route", None),
+        "headroom": e.headroom_class,
+        "confidence": e.confidence,
+    }
+    return values.get(key)
+
+
+def sort_rows(rows: list[Row], key: str | None, descending: bool,
+              moves: dict[str, int] | None = None) -> list[Row]:
+    """Rows ordered by column ``key`` (stable; unknown values last whichever the direction)."""
+    if not key or key == "rank":
+        return sorted(rows, key=lambda r: r.rank, reverse=descending)
+    moves = moves or {}
+    known = [r for r in rows if sort_value(r, key, moves.get(r.key)) is not None]
+    unknown = [r for r in rows if sort_value(r, key, moves.get(r.key)) is None]
+    known.sort(key=lambda r: (sort_value(r, key, moves.get(r.key)), r.rank), reverse=descending)
+    return known + unknown
 
 
 # ---------------------------------------------------------------------------------------------
 # Header
+
+
+def _why(e: Entry) -> str:
+    """One clause: where the kernel sits against its roof."""
+    cls = printable(e.headroom_class)
+    roof = units.pct(e.roofline_pct)
+    target = units.pct(e.target_eff)
+    if e.headroom_class == "saturated":
+        return f"saturated at {roof} of its {printable(e.bound_type)} roof: move fewer bytes"
+    return f"{cls}: {printable(e.bound_type)}-bound at {roof} of its roof, target {target}"
+
+
+def _numbers(e: Entry) -> str:
+    return (f"(gain {units.pct_points(e.expected_e2e_gain_pct, 2)}, speedup "
+            f"{units.ratio(e.attainable_speedup)}, confidence {printable(e.confidence)})")
+
+
+def next_target(artifact: Artifact) -> Text:
+    """``Next: <kernel> — <route> — <why> (gain, speedup, confidence)``.
+
+    The top of the gain ranking among entries with a verdict, no model caution and an editable
+    call site. A host-side entry ranked above it is named with its levers being host-side (or
+    named alone when no editable entry qualifies). An advisory stage says so.
+    """
+    _, gain_rows = rankings(artifact)
+    out = Text()
+    if is_advisory(artifact):
+        out.append("Next ", style="bold")
+        out.append(f"(advisory, stage {printable(artifact.stage)})", style="bold yellow")
+        out.append(": ", style="bold")
+    else:
+        out.append("Next: ", style="bold")
+    ranked = [r.entry for r in gain_rows]
+    trusted = [e for e in ranked if e.has_verdict and not caution(e) and not e.suspect]
+    editable = [e for e in trusted if getattr(e, "editable", None) is not False]
+    host = [e for e in trusted if getattr(e, "editable", None) is False]
+    if not trusted:
+        top = ranked[0] if ranked else None
+        if top is None:
+            out.append("nothing analysed yet", style=DIM)
+        else:
+            out.append("no entry has a trustworthy verdict: follow the GPU-time order", style=DIM)
+        return out
+    pick = editable[0] if editable else host[0]
+    name = printable(names.display_name(pick.name), limit=48)
+    out.append(name, style=HEADROOM_STYLE.get(pick.headroom_class, "") or "bold")
+    route = getattr(pick, "route", None)
+    if route:
+        out.append(f" — {printable(route, limit=30)}")
+    if pick in host:
+        out.append(" — its levers are host-side (dispatch, tuning DB, backend), not a kernel "
+                   "edit ")
+    else:
+        out.append(f" — {_why(pick)} ")
+    out.append(_numbers(pick), style=DIM)
+    above = [e for e in host if ranked.index(e) < ranked.index(pick)]
+    if above:
+        out.append(" · above it: ")
+        out.append(printable(names.display_name(above[0].name), limit=32))
+        out.append(" (host-side levers only)", style=DIM)
+    skipped = [e for e in ranked[: ranked.index(pick)] if caution(e)]
+    if skipped:
+        out.append(f" · {len(skipped)} higher with an implausible speedup (!) skipped",
+                   style="yellow")
+    return out
+
+
+def below_threshold(artifact: Artifact, topn: Any) -> list[Any]:
+    """Top-N kernels that are not heads (below the head threshold), biggest first."""
+    heads = {e.name for e in artifact.entries}
+    rest = [k for k in (getattr(topn, "entries", None) or []) if k.name not in heads]
+    return sorted(rest, key=lambda k: -k.pct_gpu_time)
+
+
+def coverage_line(artifact: Artifact, topn: Any = None, serving: bool = False) -> Text:
+    """What the heads cover: ``5 heads = 49.4 % of GPU time`` and the Top-N around them."""
+    heads = [e for e in artifact.entries]
+    total = sum(e.pct_gpu_time or 0.0 for e in heads)
+    out = Text()
+    out.append(f"{len(heads)} head{'s' if len(heads) != 1 else ''} = "
+               f"{units.pct_points(total, 1)} of GPU time", style="bold")
+    kernels = getattr(topn, "entries", None)
+    if kernels:
+        all_pct = sum(k.pct_gpu_time for k in kernels)
+        below = len(kernels) - len(heads)
+        out.append(f" · Top-N: {len(kernels)} kernels = {units.pct_points(all_pct, 1)}")
+        if below > 0:
+            out.append(f" · {below} below the head threshold (a: list them)", style=DIM)
+    if serving:
+        out.append(" · serv% = the share once the profile window is re-weighted to the "
+                   "deployed prefill/decode mix", style=DIM)
+    return out
 
 
 def is_advisory(artifact: Artifact) -> bool:
@@ -225,9 +528,9 @@ def device_line(artifact: Artifact) -> Text:
     out.append(printable(artifact.gfx or "unknown arch"), style=LABEL_STYLE)
     if product:
         out.append(" " + printable(product, limit=24))
-    out.append(f" · HBM {fmt_rate(p.hbm_bw_bytes_s, 'B/s')}")
+    out.append(f" · HBM {units.rate(p.hbm_bw_bytes_s, 'B/s')}")
     for d in _peak_dtypes(artifact):
-        out.append(f" · {printable(d)} {fmt_rate(p.flops.get(d), 'FLOP/s')}")
+        out.append(f" · {printable(d)} {units.rate(p.flops.get(d), 'FLOP/s')}")
     out.append(" · peaks ")
     conf_style = "green" if p.confidence == "high" else "bold yellow"
     out.append(f"{printable(p.source)}/{printable(p.confidence)}", style=conf_style)
@@ -280,35 +583,38 @@ def summary(e: Entry, artifact: Artifact) -> RenderableType:
     per_unit = f"per unit ({lpu} launch{'es' if lpu != 1 else ''})" if lpu else "per unit"
     peak_dtype = e.peak_flops_dtype
     t = _grid()
-    t.add_row("kernel", safe(e.name))
+    t.add_row("kernel", Text(full_name(e)))
+    if names.demangle(e.name):
+        t.add_row("mangled", safe(e.name))
     t.add_row("short name", safe(e.short_name))
     t.add_row("class", safe(" / ".join(str(v) for v in (e.op_class, e.op_subclass,
                                                           e.classification) if v)))
-    t.add_row("% GPU time", Text(fmt_num(e.pct_gpu_time, 2, " %") + "  (copied from the Top-N)"))
+    t.add_row("% GPU time", Text(units.pct_points(e.pct_gpu_time, 2) + "  (copied from the Top-N)"))
     t.add_row("regime", safe(e.regime))
     t.add_row("unit", safe(unit if unit else "not stated"))
-    t.add_row("launches", _num_line(f"{fmt_num(e.launches_per_step, 0)} per step",
+    t.add_row("launches", _num_line(f"{units.si(e.launches_per_step)} per step",
                                     f"{lpu} per unit" if lpu else ""))
-    t.add_row("time per launch", Text(fmt_time_ms(e.t_ms)))
-    t.add_row("time per unit", Text(fmt_time_ms(e.t_unit_ms)))
-    t.add_row("bytes", Text(f"{fmt_bytes(e.bytes_est)} {per_unit}"))
-    t.add_row("FLOPs", Text(f"{fmt_rate(e.flops_est, 'FLOP')} {per_unit}"))
-    t.add_row("achieved bandwidth", _num_line(fmt_rate(e.achieved_bw_bytes_s, "B/s"),
-                                              f"HBM util {fmt_pct(e.hbm_util, 1)}"))
-    t.add_row("achieved compute", _num_line(fmt_rate(e.achieved_flops, "FLOP/s"),
-                                            f"compute util {fmt_pct(e.compute_util, 1)}"
+    t.add_row("time per launch", Text(units.millis(e.t_ms)))
+    t.add_row("time per unit", Text(units.millis(e.t_unit_ms)))
+    t.add_row("bytes", Text(f"{units.nbytes(e.bytes_est)} {per_unit}"))
+    t.add_row("FLOPs", Text(f"{units.rate(e.flops_est, 'FLOP')} {per_unit}"))
+    t.add_row("achieved bandwidth", _num_line(units.rate(e.achieved_bw_bytes_s, "B/s"),
+                                              f"HBM util {units.pct(e.hbm_util, 1)}"))
+    t.add_row("achieved compute", _num_line(units.rate(e.achieved_flops, "FLOP/s"),
+                                            f"compute util {units.pct(e.compute_util, 1)}"
                                             + (f" of the {printable(peak_dtype)} peak" if peak_dtype else "")))
-    t.add_row("arithmetic intensity", Text(fmt_num(e.arithmetic_intensity, 3, " FLOP/B")))
-    t.add_row("ridge point", Text(fmt_num(e.ridge_point, 1, " FLOP/B")))
+    t.add_row("arithmetic intensity", Text(units.si(e.arithmetic_intensity, "FLOP/B")))
+    t.add_row("ridge point", Text(units.si(e.ridge_point, "FLOP/B")))
     t.add_row("roof · bound", safe(f"{e.roof_axis or '–'} roof · {e.bound_type}-bound"))
     raw = e.roofline_pct_raw
-    roof = Text(fmt_pct(e.roofline_pct, 1), style=HEADROOM_STYLE.get(e.headroom_class, ""))
+    roof = Text(units.pct(e.roofline_pct, 1), style=HEADROOM_STYLE.get(e.headroom_class, ""))
     if e.suspect and raw is not None:
-        roof.append(f"  (raw {fmt_pct(raw, 1)}, clamped for display)", style="magenta")
+        roof.append(f"  (raw {units.pct(raw, 1)}, clamped for display)", style="magenta")
     t.add_row("roofline", roof)
-    t.add_row("target efficiency", _num_line(fmt_pct(e.target_eff, 0), e.target_eff_source or ""))
-    t.add_row("attainable speedup", Text(fmt_num(e.attainable_speedup, 2, "×")))
-    t.add_row("expected e2e gain", Text(fmt_num(e.expected_e2e_gain_pct, 2, " % of GPU time")))
+    t.add_row("target efficiency", _num_line(units.pct(e.target_eff, 0), e.target_eff_source or ""))
+    t.add_row("attainable speedup", Text(units.ratio(e.attainable_speedup)) + (
+        Text("  " + (caution(e) or ""), style="bold yellow") if caution(e) else Text("")))
+    t.add_row("expected e2e gain", Text(units.pct_points(e.expected_e2e_gain_pct, 2) + " of GPU time"))
     t.add_row("headroom", headroom_text(e))
     t.add_row("confidence", safe(f"{e.confidence} (stage {e.stage or artifact.stage}, "
                                  f"{e.measurement_basis or 'model'})"))
@@ -332,7 +638,7 @@ def assumptions(e: Entry) -> RenderableType:
     t = _grid()
     t.add_row("model", safe(e.model or ("not modelled" if not e.modeled else "–")))
     t.add_row("unit", safe(e.unit or "not stated"))
-    t.add_row("assumptions", _bullets(list(e.assumptions), "none recorded"))
+    t.add_row("assumptions", _bullets(list(e.assumptions or []), "none recorded"))
     parts: list[RenderableType] = [t]
     alts = e.alternatives
     if alts:
@@ -341,9 +647,9 @@ def assumptions(e: Entry) -> RenderableType:
         for col in ("candidate", "bytes", "FLOPs", "raw roofline", "feasible", "used", "note"):
             at.add_column(col, overflow="fold")
         for a in alts:
-            at.add_row(safe(a.label), Text(fmt_bytes(a.bytes_est)),
-                       Text(fmt_rate(a.flops_est, "FLOP")),
-                       Text(fmt_pct(a.roofline_pct_raw, 1)),
+            at.add_row(safe(a.label), Text(units.nbytes(a.bytes_est)),
+                       Text(units.rate(a.flops_est, "FLOP")),
+                       Text(units.pct(a.roofline_pct_raw, 1)),
                        Text("yes" if a.feasible else "no",
                             style="" if a.feasible else "magenta"),
                        Text("✓" if a.chosen else ""), safe(a.note))
@@ -356,8 +662,8 @@ def assumptions(e: Entry) -> RenderableType:
 def flags(e: Entry, artifact: Artifact) -> RenderableType:
     lines: list[tuple[str, Text]] = []
     if e.suspect:
-        msg = Text(f"raw roofline {fmt_pct(e.roofline_pct_raw, 1)} (shown clamped); "
-                   f"bytes upper bound at peak {fmt_bytes(e.bytes_upper_bound)} per unit")
+        msg = Text(f"raw roofline {units.pct(e.roofline_pct_raw, 1)} (shown clamped); "
+                   f"bytes upper bound at peak {units.nbytes(e.bytes_upper_bound)} per unit")
         reason = e.no_verdict_reason
         if reason:
             msg.append("\n" + printable(reason))
@@ -381,13 +687,14 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
                                        f"{e.confidence}: rank by pct_gpu_time; the measurement decides")))
     if e.contradiction:
         lines.append(("contradiction", safe(e.contradiction_detail
-                                            or "measured speedup beat the prediction")))
+                                            or "a measured speedup beat the prediction")))
+    why = caution(e)
+    if why:
+        lines.append(("caution", safe(why)))
     if e.editable is False:
         lines.append(("not editable", Text("no editable call site: host-side levers only")))
-    if e.model_caution:
-        lines.append(("model-caution", safe(e.model_caution)))
     for c in e.corroboration:
-        label = {"supports": "counters support", "contradicts": "counters contradict"}.get(
+        label = {"supports": "counters support", "contradicts": "counters-contradict"}.get(
             c.verdict, "counters")
         lines.append((label, safe(c.explanation)))
     if not e.has_verdict and not any(k in ("suspect", "dispatch-bound", "unmodelled") for k, _ in lines):
@@ -398,7 +705,8 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
         return Text("no flags: the model's result is feasible and the entry has a verdict", style=DIM)
     t = _grid()
     for label, value in lines:
-        t.add_row(Text("⚑ " + label, style=FLAG_STYLE.get(label, "bold yellow")), value)
+        t.add_row(Text(FLAG_SYMBOL.get(label, "⚑") + " " + label,
+                       style=FLAG_STYLE.get(label, "bold yellow")), value)
     return t
 
 
@@ -408,10 +716,28 @@ def levers(e: Entry) -> RenderableType:
     t.add_row("why", safe(e.route_reason or "–"))
     if e.editable is not None:
         t.add_row("editable", Text("yes" if e.editable else "no (host-side levers only)"))
-    t.add_row("byte-reduction levers", _bullets(
-        list(e.byte_reduction_levers),
-        "none: byte-reduction levers are listed only for saturated heads"))
+    if e.dispatch_bound:
+        t.add_row("launch-overhead levers", _bullets(list(DISPATCH_LEVERS), ""))
+    if e.editable is False:
+        t.add_row("host-side levers", _bullets(list(HOST_SIDE_LEVERS), ""))
+    if e.byte_reduction_levers or not e.dispatch_bound:
+        t.add_row("byte-reduction levers", _bullets(
+            list(e.byte_reduction_levers),
+            "none listed: byte-reduction levers are listed for saturated heads"))
     return t
+
+
+# Spec §5 (dispatch-bound: the launch, not the kernel body, is the cost) and the host-side route.
+DISPATCH_LEVERS = (
+    "fuse it with its neighbours (one launch instead of several)",
+    "capture the decode step in a CUDA/HIP graph (launch overhead paid once per graph)",
+    "batch more work per launch (larger M per call)",
+)
+HOST_SIDE_LEVERS = (
+    "dispatch or path selection (another kernel for this shape)",
+    "the library's tuning database (a better solution index)",
+    "a backend swap",
+)
 
 
 def raw_json(e: Entry) -> Text:
@@ -486,7 +812,7 @@ def _delta(d: float | None, *, good_when_negative: bool = True) -> Text:
     if d is None:
         return Text("–", style=DIM)
     style = "green" if (d < 0) == good_when_negative and d != 0 else ("red" if d else "")
-    return Text(f"{d:+.1f}%", style=style)
+    return Text(signed_pct(d), style=style)
 
 
 def history_view(e: Entry, history: Any) -> RenderableType:
@@ -519,12 +845,12 @@ def history_view(e: Entry, history: Any) -> RenderableType:
             verdict.append(" (not comparable)", style=DIM)
         t.add_row(
             safe(p.label) + (Text(" head", style=DIM) if p.is_head else Text("")),
-            Text(fmt_time_ms(p.t_ms)),
+            Text(units.millis(p.t_ms)),
             _delta(p.delta_t_pct_vs_prev),
             _delta(p.delta_t_pct_vs_baseline),
-            Text(fmt_num(p.pct_gpu_time, 2)),
-            Text(fmt_num(p.predicted_speedup_prev, 3, "×")),
-            Text(fmt_num(p.measured_speedup_vs_prev, 3, "×")),
+            Text(units.fixed(p.pct_gpu_time, 2)),
+            Text(units.ratio(p.predicted_speedup_prev, 3)),
+            Text(units.ratio(p.measured_speedup_vs_prev, 3)),
             verdict,
         )
     legend = Text(
@@ -555,11 +881,32 @@ def rounds_view(history: Any, shown_label: str | int | None) -> RenderableType:
         note = row.not_compared_reason or ""
         t.add_row(
             label, safe(row.stage), Text(str(row.n_heads)),
-            Text(fmt_num(row.total_gpu_time_ms, 1, " ms")),
+            Text(units.millis(row.total_gpu_time_ms)),
             _delta(row.delta_total_pct_vs_prev),
-            Text(fmt_num(row.output_throughput_tok_s, 1)),
+            Text(units.si(row.output_throughput_tok_s, "tok/s")),
             e2e,
             Text(str(row.contradictions), style="bold magenta" if row.contradictions else DIM),
             safe(note, limit=60, style=DIM),
         )
-    return t
+    parts: list[RenderableType] = [t]
+    pairs = history.pairs() if hasattr(history, "pairs") else []
+    if pairs:
+        pt = Table(box=None, pad_edge=False, header_style=LABEL_STYLE,
+                   title=Text("predicted vs actual", style=LABEL_STYLE), title_justify="left")
+        for col, justify in (("kernel", "left"), ("regime", "left"), ("rounds", "left"),
+                             ("predicted", "right"), ("measured", "right"), ("e2e", "right"),
+                             ("verdict", "left")):
+            pt.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for p in pairs:
+            e2e = Text(signed_pct(p.e2e_delta_pct, 3))
+            if p.e2e_noise:
+                e2e.append(" noise", style=DIM)
+            verdict = Text(printable(p.verdict), style=VERDICT_STYLE.get(p.verdict, ""))
+            if p.contradiction:
+                verdict = Text(printable(p.verdict).upper(), style="bold magenta")
+            pt.add_row(safe(names.display_name(p.short_name), limit=48), safe(p.regime),
+                       safe(f"{p.round_before} → {p.round_after}"),
+                       Text(units.ratio(p.predicted_speedup, 3)),
+                       Text(units.ratio(p.measured_speedup, 3)), e2e, verdict)
+        parts += [Text(""), pt]
+    return Group(*parts)

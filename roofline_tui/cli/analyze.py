@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(needs the plot extra: pip install 'roofline_tui[plot]')")
     p.add_argument("--png", action="store_true",
                    help="also write profile_roofline.png (implies --plot)")
+    p.add_argument("--csv", action="store_true",
+                   help="also write profile_roofline.csv (one row per entry, the dashboard "
+                        "tables' columns) beside the artifact, atomically")
     p.set_defaults(func=run)
 
 
@@ -57,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         load_stored_artifact,
         skill_disabled,
         write_artifact,
+        write_csv,
     )
     from roofline_tui.core.rounds.annotate import analyze_round_with_history
     from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME
@@ -89,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     write_plot_for(args, artifact, round_dir)
     try:
         json_path, _md_path = write_artifact(artifact, round_dir)
+        if args.csv:
+            write_csv(artifact, round_dir)
     except OSError as exc:
         _say(f"cannot write the artifact into {shown(round_dir)}: {shown(exc.strerror or exc)}")
         return 1

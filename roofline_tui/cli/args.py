@@ -222,6 +222,7 @@ def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOption
 
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
+            options.priors_path = args.priors
         except PriorsError as exc:
             return None, usage_error(cmd, f"--priors {shown(exc)}")
     return options, 0

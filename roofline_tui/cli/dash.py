@@ -39,7 +39,8 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
         "demo",
         help="the dashboard on a bundled demo profile, copied into a temporary directory",
         description=(
-            "Copy the bundled demo (three rounds of the spec's worked example) into a temporary "
+            "Copy the bundled demo (three rounds modelled on the spec's §9 example; the %GPU "
+            "shares differ from §9's) into a temporary "
             "directory and open the dashboard on it. Edit the files there to see live "
             "recompute; the directory is kept and its path printed on exit."
         ),

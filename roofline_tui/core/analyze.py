@@ -69,6 +69,7 @@ class AnalyzeOptions:
     max_heads: int = DEFAULT_MAX_HEADS
     target_eff_overrides: dict[str, float] = field(default_factory=dict)  # calibrated priors
     target_eff_source: str | None = None  # where overrides come from (stated in the artifact)
+    priors_path: Path | None = None  # the calibrated priors file the overrides were read from
 
 
 @dataclass

@@ -334,12 +334,22 @@ def load_topn(path: Path) -> tuple[TopN | None, list[str], bool]:
 
     ``incomplete`` is True when the file looks half-written (empty or truncated JSON).
     """
+    topn, problems, unreadable = read_topn(path)
+    return topn, problems, unreadable is not None and unreadable.incomplete
+
+
+def read_topn(path: Path) -> tuple[TopN | None, list[str], ReadProblem | None]:
+    """Load ``profile_topN.json``: ``(topn or None, problems, why it could not be read)``.
+
+    The third element is the reader's typed problem (``None`` when the file parsed), so callers
+    tell a half-written file (``.incomplete``) from a corrupt one without matching strings.
+    """
     try:
         data = read_json(path)
     except ReadProblem as exc:
-        return None, [str(exc)], exc.incomplete
+        return None, [str(exc)], exc
     topn, problems = parse_topn(data)
-    return topn, problems, False
+    return topn, problems, None
 
 
 # Tokens per request, concurrency or tensor parallelism beyond this are not a workload (and would

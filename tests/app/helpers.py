@@ -50,9 +50,9 @@ async def wait_until(pilot: Any, cond: Callable[[], bool], timeout: float = 6.0)
 
 async def settle(pilot: Any) -> None:
     """Wait until the shown round has been analysed and nothing is queued."""
-    app = pilot.app
-    await wait_until(pilot, lambda: not app.busy and (app.shown is None or app.shown in app.results
-                                                      or app.shown in app.round_notes))
+    s = pilot.app.session
+    await wait_until(pilot, lambda: not s.busy and (s.shown is None or s.shown in s.results
+                                                    or s.shown in s.notes))
     await pilot.pause()
 
 

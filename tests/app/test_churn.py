@@ -47,15 +47,23 @@ def rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def expected_tables(round_dir: Path, sources: Any) -> tuple[list[list[str]], list[list[str]],
-                                                            list[str], list[str]]:
-    """What the screen must show for ``round_dir``: the engine's analysis, rendered by ``view``."""
+def expected_tables(round_dir: Path, sources: Any, app: Any) -> tuple[
+        list[list[str]], list[list[str]], list[str], list[str]]:
+    """What the screen must show for ``round_dir``: the engine's analysis, rendered by ``view``
+    with the columns the app shows now."""
     result = analyze_round_with_history(round_dir, sources)
-    pct_rows, gain_rows = view.rankings(result.artifact)
-    moves = view.rank_moves(pct_rows, gain_rows)
-    pct = [[c.plain for c in view.pct_cells(r)] for r in pct_rows]
-    gain = [[c.plain for c in view.gain_cells(r, moves.get(r.key))] for r in gain_rows]
+    pct, gain = rendered(result.artifact, app)
     return pct, gain, result.artifact.ranking_by_pct, result.artifact.ranking_by_expected_gain
+
+
+def rendered(artifact: Any, app: Any) -> tuple[list[list[str]], list[list[str]]]:
+    """The cells ``view`` renders for ``artifact`` with the app's current columns (they follow
+    the shown result: a change column only with history, for example)."""
+    pct_rows, gain_rows = view.rankings(artifact)
+    pct, gain = view.table_rows(pct_rows, gain_rows, view.display_names(pct_rows),
+                                app.columns["by-pct"], app.columns["by-gain"])
+    return ([[c.plain for c in cells] for _, cells, _ in pct],
+            [[c.plain for c in cells] for _, cells, _ in gain])
 
 
 def table_keys(table: Any) -> list[str]:
@@ -171,7 +179,7 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
                 rss0, objects0 = rss_bytes(), len(gc.get_objects())
             await writer.step()
             if os.environ.get("CHURN_TRACE") and writer.writes % 100 == 0:
-                print(writer.writes, app.generation, round(time.perf_counter() - t0, 1),
+                print(writer.writes, app.session.generation, round(time.perf_counter() - t0, 1),
                       flush=True)
             note = status_text(app)
             seen_notes.add(note)
@@ -189,22 +197,25 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         # the pipeline finishes: one last complete write, seen by the watcher (no keypress)
         final = writer.variant(WRITES + 1)
         shutil.rmtree(profile / "round_3", ignore_errors=True)
-        generation = app.generation
+        generation = app.session.generation
         round_dir.joinpath("profile_topN.json").write_bytes(final)
-        want_pct, want_gain, by_pct, by_gain = expected_tables(round_dir, app.sources)
-        await wait_until(pilot, lambda: app.generation > generation and cells(app.pct_table)
-                         == want_pct, timeout=15)
+        final_result = analyze_round_with_history(round_dir, app.sources)
+        by_pct = final_result.artifact.ranking_by_pct
+        by_gain = final_result.artifact.ranking_by_expected_gain
+        await wait_until(pilot, lambda: app.session.generation > generation and cells(app.pct_table)
+                         == rendered(final_result.artifact, app)[0], timeout=15)
         await settle(pilot)
         await pilot.pause(0.5)  # nothing late (a superseded analysis) may overwrite it
         await settle(pilot)
+        want_pct, want_gain = rendered(final_result.artifact, app)
 
         assert failures == []
         # the broken states did reach the app (and were shown in place, not crashed on)
         assert any("waiting for a complete file" in n for n in seen_notes)
         assert any("No profile_topN.json in round_2" in n for n in seen_notes)
         assert watcher_alive(app), "the file watcher died during the churn"
-        assert app.rounds == [profile / f"round_{i}" for i in range(3)]
-        assert app.shown == round_dir
+        assert app.session.rounds == [profile / f"round_{i}" for i in range(3)]
+        assert app.session.shown == round_dir
         assert status_text(app) == ""
         assert app.pct_table.row_count == len(by_pct) > 0
         assert cells(app.pct_table) == want_pct
@@ -217,7 +228,7 @@ async def test_churn_1000_writes_no_crash_final_screen_matches_engine_memory_fla
         assert object_growth < MAX_OBJECT_GROWTH, f"{object_growth} more live objects"
         assert rss_growth < MAX_RSS_GROWTH, f"RSS grew {rss_growth / 2**20:.1f} MiB"
         assert app.busy is False
-        assert len(app.results) <= 3  # no result kept for a round that went away
+        assert len(app.session.results) <= 3  # no result kept for a round that went away
 
 
 async def test_symlink_loop_in_the_watched_tree_neither_hangs_nor_crashes(profile: Path) -> None:
@@ -229,7 +240,7 @@ async def test_symlink_loop_in_the_watched_tree_neither_hangs_nor_crashes(profil
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)
-        assert app.rounds == [profile / f"round_{i}" for i in range(3)]
+        assert app.session.rounds == [profile / f"round_{i}" for i in range(3)]
         data = read_topn(profile / "round_2")
         data["top_kernels"][0]["pct_gpu_time"] = 41.0
         write_topn(profile / "round_2", data)  # the watcher still reports changes
@@ -237,7 +248,7 @@ async def test_symlink_loop_in_the_watched_tree_neither_hangs_nor_crashes(profil
         await settle(pilot)
         assert status_text(app) == ""
         assert watcher_alive(app)
-        assert cells(app.pct_table) == expected_tables(profile / "round_2", app.sources)[0]
+        assert cells(app.pct_table) == expected_tables(profile / "round_2", app.sources, app)[0]
     for name in ("round_0", "round_2"):
         done = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze",
                                str(profile / name), "--json"],

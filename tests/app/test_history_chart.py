@@ -13,7 +13,7 @@ async def test_history_tab_shows_prediction_beside_outcome(profile: Path) -> Non
     app = make_app(profile)
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(pilot)
-        assert app.shown is not None and app.shown.name == "round_2"
+        assert app.session.shown is not None and app.session.shown.name == "round_2"
         await pilot.click("#--content-tab-history")
         await pilot.pause()
         text = static_text(app.query_one("#history-body"))
@@ -46,11 +46,11 @@ async def test_c_opens_the_chart_and_follows_the_selection(profile: Path) -> Non
         assert chart.has_focus
         assert chart.selected == "fused_moe_kernel"
         assert chart.model is not None and chart.model.points
-        # stepping in the chart moves the tables' cursor to the same kernel
-        await pilot.press("right_square_bracket")
+        # stepping in the chart (arrows; [ ] step rounds) moves the tables' cursor too
+        await pilot.press("down")
         await pilot.pause()
         assert chart.selected != "fused_moe_kernel"
-        row = app._entries[app.selected_key]
+        row = app.selected_row
         assert row.entry.short_name == chart.selected
         assert app.pct_table.current_key == app.selected_key
 
@@ -67,7 +67,7 @@ async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
         await pilot.press("left_square_bracket")
         await settle(pilot)
         await pilot.pause()
-        assert app.shown.name == "round_1"
+        assert app.session.shown.name == "round_1"
         assert chart.model is not before
         assert "round 1" in chart.model.title
 
@@ -97,6 +97,10 @@ async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) 
         assert "display mode" in static_text(app.query_one("#status"))
         await pilot.press("e")  # nothing to export: the stored file stays as it is
         await pilot.pause()
+        await pilot.press("r")  # display mode: re-read, never "recomputing"
+        await settle(pilot)
+        header = str(app.query_one("#header-title").content)
+        assert "recomput" not in header and "read 12:34:56" in header
     assert (rnd / "profile_roofline.json").read_bytes() == before
 
 
@@ -115,7 +119,7 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)  # let the watcher register its paths before the first write
-        moe = app._entries["fused_moe_kernel"].entry
+        moe = app.shown_result.artifact.entry("fused_moe_kernel")
         assert moe.stage == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
         task.mkdir()
@@ -123,6 +127,5 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
             "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
             "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
             "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
-        await wait_until(pilot, lambda: app._entries["fused_moe_kernel"].entry
-                         .stage == "B")
-        assert app._entries["fused_moe_kernel"].entry.confidence == "medium"
+        await wait_until(pilot, lambda: app.shown_result.artifact.entry("fused_moe_kernel").stage == "B")
+        assert app.shown_result.artifact.entry("fused_moe_kernel").confidence == "medium"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Select
 
-from roofline_tui.app.panels import HelpScreen
+from roofline_tui.app.widgets.help_screen import HelpScreen
 
 from .helpers import (
     column,
@@ -39,14 +39,14 @@ async def test_opens_on_the_latest_round_with_both_rankings(profile: Path) -> No
     app = make_app(profile)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
-        assert app.shown == profile / "round_2"
+        assert app.session.shown == profile / "round_2"
         assert column(app.pct_table, "kernel")[0] == "fused_moe_kernel"
         gain_kernels = column(app.gain_table, "kernel")
         assert gain_kernels[0].startswith("Cijk_")
         assert column(app.gain_table, "move")[0] == "↑3"
-        assert "⚑suspect" in column(app.pct_table, "flags")
-        assert "⚑dispatch" in column(app.pct_table, "flags")
-        assert "⚑unmodelled" in column(app.pct_table, "flags")
+        assert "✕" in column(app.pct_table, "flags")
+        assert "D" in column(app.pct_table, "flags")
+        assert "U" in column(app.pct_table, "flags")
         header = str(app.query_one("#header-title").content)
         assert "round_2 (3/3)" in header and "recomputed 12:34:56" in header
         info = str(app.query_one("#header-info").content)
@@ -59,7 +59,7 @@ async def test_selection_in_one_table_selects_the_kernel_in_the_other(profile: P
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         await pilot.press("down")  # pct table: 2nd kernel
-        second = column(app.pct_table, "kernel")[1]
+        second = app.pct_table.ordered_rows[1].key.value
         assert app.gain_table.current_key == app.pct_table.current_key == second
         await pilot.press("tab", "down")  # focus the gain table and move there
         assert app.focused is app.gain_table
@@ -75,18 +75,18 @@ async def test_brackets_and_select_switch_rounds(profile: Path) -> None:
         await settle(pilot)
         await pilot.press("left_square_bracket")
         await settle(pilot)
-        assert app.shown == profile / "round_1"
+        assert app.session.shown == profile / "round_1"
         assert app.query_one("#round-select", Select).value == str(profile / "round_1")
         assert "round_1 (2/3)" in str(app.query_one("#header-title").content)
         await pilot.press("left_square_bracket", "left_square_bracket")  # clamps at the first
         await settle(pilot)
-        assert app.shown == profile / "round_0"
+        assert app.session.shown == profile / "round_0"
         await pilot.press("right_square_bracket")
         await settle(pilot)
-        assert app.shown == profile / "round_1"
+        assert app.session.shown == profile / "round_1"
         app.query_one("#round-select", Select).value = str(profile / "round_0")  # the selector
         await settle(pilot)
-        assert app.shown == profile / "round_0"
+        assert app.session.shown == profile / "round_0"
         assert app.pct_table.row_count == 6
 
 
@@ -183,7 +183,7 @@ async def test_command_palette_exports(profile: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
-        app.screen.query_one(Input).value = "Export artifact"  # typed into the palette
+        app.screen.query_one(Input).value = "Export"  # typed into the palette
         await pilot.pause(0.3)
         await pilot.press("enter")
         await wait_until(pilot, lambda: (profile / "round_2" / "profile_roofline.json").exists())

@@ -47,21 +47,24 @@ async def test_selection_and_scroll_survive_a_recompute(profile: Path) -> None:
     app = make_app(profile, watch=True)
     async with app.run_test(size=(80, 24)) as pilot:  # narrow: the tables scroll
         await start_watching(pilot)
-        await pilot.press("down", "down", "down", "down")
+        await pilot.press("a")  # the kernels below the head threshold too: 25 rows
+        await pilot.press(*["down"] * 12)
         table = app.pct_table
         key, row, scroll = table.current_key, table.cursor_row, table.scroll_y
-        assert row == 4 and scroll > 0
+        assert row == 12 and scroll > 0
         await pilot.press("question_mark", "escape")  # detour through the help screen
-        generation = app.generation
+        generation = app.session.generation
         data = read_topn(profile / "round_2")
         data["top_kernels"][0]["pct_gpu_time"] = 33.0
         write_topn(profile / "round_2", data)
-        await wait_until(pilot, lambda: app.generation > generation)
+        await wait_until(pilot, lambda: app.session.generation > generation)
         await pilot.pause(0.1)
         assert column(table, "pct")[0] == "33.00"
         assert (table.current_key, table.cursor_row, table.scroll_y) == (key, row, scroll)
-        assert app.gain_table.current_key == key
-        assert f"short name            {key}" in static_text(app.query_one("#summary-body"))
+        assert key.startswith("below:")  # a greyed kernel under the heads stays selected
+        assert "below the head threshold" in static_text(app.query_one("#summary-body"))
+        await pilot.press("home")  # back to the first head: the other ranking follows
+        assert app.gain_table.current_key == table.current_key == app.selected_key
 
 
 async def test_half_written_topn_keeps_the_last_good_state(profile: Path) -> None:
@@ -70,9 +73,9 @@ async def test_half_written_topn_keeps_the_last_good_state(profile: Path) -> Non
         await start_watching(pilot)
         before = column(app.pct_table, "kernel")
         text = (profile / "round_2" / "profile_topN.json").read_text()
-        generation = app.generation
+        generation = app.session.generation
         (profile / "round_2" / "profile_topN.json").write_text(text[: len(text) // 2])
-        await wait_until(pilot, lambda: app.generation > generation)
+        await wait_until(pilot, lambda: app.session.generation > generation)
         assert column(app.pct_table, "kernel") == before
         assert "waiting for a complete file" in status_text(app)
         (profile / "round_2" / "profile_topN.json").write_text(text)  # the writer finishes
@@ -86,10 +89,10 @@ async def test_rounds_appearing_and_disappearing_live(profile: Path) -> None:
         await start_watching(pilot)
         new = profile / "round_3"
         new.mkdir()
-        await wait_until(pilot, lambda: new in app.rounds)
+        await wait_until(pilot, lambda: new in app.session.rounds)
         select = app.query_one("#round-select", Select)
         assert str(new) in [value for _, value in select._options]
-        assert app.shown == profile / "round_2"  # the view does not jump on its own
+        assert app.session.shown == profile / "round_2"  # the view does not jump on its own
         await pilot.press("right_square_bracket")
         await wait_until(pilot, lambda: "No profile_topN.json in round_3 yet" in status_text(app))
         assert app.pct_table.row_count == 0
@@ -97,8 +100,8 @@ async def test_rounds_appearing_and_disappearing_live(profile: Path) -> None:
         await wait_until(pilot, lambda: app.pct_table.row_count == 6)
         assert status_text(app) == ""
         shutil.rmtree(new)  # the shown round is deleted
-        await wait_until(pilot, lambda: new not in app.rounds)
-        assert app.shown == profile / "round_2"
+        await wait_until(pilot, lambda: new not in app.session.rounds)
+        assert app.session.shown == profile / "round_2"
         assert "round_3 was deleted" in status_text(app)
         assert app.pct_table.row_count == 5
 
@@ -113,7 +116,7 @@ async def test_profile_dir_that_does_not_exist_yet(tmp_path: Path) -> None:
         await pilot.press("r", "e", "right_square_bracket")  # nothing to do, nothing breaks
         shutil.copytree(Path(__file__).resolve().parents[2] / "roofline_tui" / "demo", profile.parent)
         await wait_until(pilot, lambda: app.pct_table.row_count == 5)
-        assert app.shown == profile / "round_2"
+        assert app.session.shown == profile / "round_2"
         assert status_text(app) == ""
 
 
@@ -144,11 +147,11 @@ async def test_exporting_does_not_trigger_a_recompute(profile: Path) -> None:
     app = make_app(profile, watch=True)
     async with app.run_test(size=(120, 36)) as pilot:
         await start_watching(pilot)
-        generation = app.generation
+        generation = app.session.generation
         await pilot.press("e")
         assert (profile / "round_2" / "profile_roofline.json").exists()
         await pilot.pause(0.6)
-        assert app.generation == generation and not app.busy
+        assert app.session.generation == generation and not app.busy
 
 
 async def test_a_shared_input_change_recomputes(demo_root: Path, profile: Path) -> None:
@@ -174,4 +177,19 @@ async def test_an_engine_exception_is_shown_in_place(profile: Path, monkeypatch)
         assert "analysis failed: RuntimeError: boom" in status_text(app)
         await pilot.press("left_square_bracket")
         await settle(pilot)
-        assert app.is_running and app.shown == profile / "round_1"
+        assert app.is_running and app.session.shown == profile / "round_1"
+
+
+async def test_inputs_above_the_profile_directory_are_watched(demo_root: Path, profile: Path) -> None:
+    """`roofline dash profile/`: env_report.json and config.json sit above the watched tree; the
+    analyses read them, so they are watched too (issue 14 item 6)."""
+    app = make_app(profile, watch=True)  # watch root: profile/ only
+    async with app.run_test(size=(120, 36)) as pilot:
+        await start_watching(pilot)
+        await wait_until(pilot, lambda: any(p.name == "env_report.json"
+                                            for p in app.watched_inputs))
+        await pilot.pause(0.3)
+        env = json.loads((demo_root / "env_report.json").read_text())
+        env["workload"]["conc"] = 48
+        (demo_root / "env_report.json").write_text(json.dumps(env))
+        await wait_until(pilot, lambda: "conc 48" in str(app.query_one("#header-info").content))

@@ -108,7 +108,8 @@ def test_untrusted_names_render_literally() -> None:
     evil = "[bold red]boom[/] \x1b[2J\x07"
     e = Entry(name=evil, short_name=evil, suspect=True, headroom_class="unknown",
               notes="[link=x]n[/link]")
-    for text in (view.kernel_text(e, limit=200), view.safe(e.name)):
+    shown = view.display_names([view.Row(e.short_name, 1, e)])[e.short_name]
+    for text in (view.kernel_text(e, shown), view.safe(e.name)):
         assert "[bold red]boom[/]" in text.plain
         assert "\x1b" not in text.plain and "\\x1b[2J" in text.plain
     out = _render(view.summary(e, Artifact(entries=[e])))

@@ -70,9 +70,11 @@ async def test_markup_and_escape_codes_in_kernel_names_render_literally(profile:
     app = make_app(profile)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
-        assert column(app.pct_table, "kernel")[0] == "fused_moe_kernel[bold red]PWN…"  # cut to fit
+        shown = column(app.pct_table, "kernel")[0]  # cut in the middle to fit
+        assert shown.startswith("fused_moe_kernel[bold red]") and "…" in shown
+        assert shown.endswith("\\x07")  # the BEL is shown escaped, never sent
         screen = "\n".join(screen_text(app.export_screenshot()))
-        assert "fused_moe_kernel[bold red]PWN…" in screen
+        assert shown in screen
         assert "kernel                fused_moe_kernel[bold red]PWNED[/] \\x1b[2J\\x1b]0;title\\x07" in screen
         await pilot.click("#--content-tab-raw")
         await pilot.pause()

@@ -75,10 +75,10 @@ async def test_select_highlights_and_keys_step_through_kernels() -> None:
         assert "5 Cijk_Alik" in _plot_text(chart)
         assert app.messages == []  # select() from the app posts nothing back
         chart.focus()
-        await pilot.press("]")  # wraps round to rank 1
+        await pilot.press("down")  # wraps round to rank 1 ([ ] step rounds in the app)
         await pilot.pause()
         assert chart.selected == "fused_moe_kernel"
-        await pilot.press("[")
+        await pilot.press("up")
         await pilot.pause()
         assert chart.selected.startswith("Cijk_Alik")
         assert app.messages == ["fused_moe_kernel", chart.selected]

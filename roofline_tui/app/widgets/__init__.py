@@ -1,1 +1,1 @@
-"""Dashboard widgets."""
+"""Widgets of the dashboard: rankings, drill-down, chart, help screen."""

@@ -2,7 +2,7 @@
 
 Mount ``RooflineChart(artifact)`` anywhere (a tab pane works well). The app drives it with
 :meth:`RooflineChart.update_artifact` after every recompute and :meth:`RooflineChart.select` when
-the table's cursor moves; when the chart has focus, ``[`` / ``]`` step through the kernels and
+the table's cursor moves; when the chart has focus, ``↑`` / ``↓`` step through the kernels and
 post :class:`RooflineChart.KernelSelected` so the app can follow.
 
 plotext's own log scale mislabels ticks and drops text, so the plot is drawn on log10 values with
@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from roofline_tui.core import units
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.chart import (
     HEADROOM_COLOURS,
@@ -27,7 +28,6 @@ from roofline_tui.core.chart import (
     build_chart,
 )
 from roofline_tui.core.textsafe import printable
-from roofline_tui.core.units import rate as human
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_plot import RooflinePlot
@@ -63,13 +63,16 @@ class RooflineChart(Widget, can_focus=True):
     }
     """
 
+    # [ and ] step rounds everywhere (the App's keys); here the arrows step kernels
     BINDINGS = [
-        Binding("]", "step(1)", "next kernel", show=True),
-        Binding("[", "step(-1)", "previous kernel", show=True),
+        Binding("down,j", "step(1)", "Next kernel", key_display="↓", show=True,
+                id="chart-next-kernel", tooltip="next kernel (the rankings follow)"),
+        Binding("up,k", "step(-1)", "Prev kernel", key_display="↑", show=True,
+                id="chart-prev-kernel", tooltip="previous kernel (the rankings follow)"),
     ]
 
     class KernelSelected(Message):
-        """The user stepped the chart's selection to ``short_name`` (keys ``[`` / ``]``)."""
+        """The user stepped the chart's selection to ``short_name`` (keys ``↑`` / ``↓``)."""
 
         def __init__(self, chart: RooflineChart, short_name: str) -> None:
             super().__init__()
@@ -132,8 +135,15 @@ class RooflineChart(Widget, can_focus=True):
         from roofline_tui.app.widgets.roofline_plot import RooflinePlot
 
         self._plot = RooflinePlot(id="roofline-plot")
+        self._plot.on_labels = self._labels_changed
         self._resolve()
         self.mount(self._plot, before=self._legend)
+
+    def _labels_changed(self) -> None:
+        """The plot merged or left out labels: the legend names those points."""
+        if self.is_mounted and self._plot is not None:
+            self._legend.update(legend_text(self._model, self._selected, self._plot.overlaps(),
+                                            self._plot.hidden))
 
     def _known(self, short: str | None) -> bool:
         m = self._model
@@ -168,8 +178,51 @@ class RooflineChart(Widget, can_focus=True):
         self.post_message(self.KernelSelected(self, self._selected))
 
 
-def legend_text(m: ChartModel | None, selected: str | None) -> Text:
-    """The legend under the plot: one line per kernel, the roofs, what is not plotted, the key."""
+Cell = tuple[int, int]  # (column, row) of a character cell on the plot canvas
+
+
+def place_labels(anchors: list[tuple[str, Cell]], cols: int, rows: int,
+                 taken: set[Cell] | None = None) -> tuple[dict[str, tuple[Cell, str]], list[str]]:
+    """Where each point's label goes so that no label covers another label or a point.
+
+    ``anchors`` are (label, cell of the point) in drawing priority order. Points sharing a cell
+    (or touching ones on the same row, whose labels could not both fit) are merged into one
+    label ``"2,3,5"`` placed once. Each label tries right of its point, then left, above and
+    below; a label that fits nowhere is left out and returned in the second list (the legend
+    names it). Returns ({label: (start cell, text)}, hidden labels).
+    """
+    occupied: set[Cell] = set(taken or set()) | {cell for _, cell in anchors}
+    groups: list[tuple[list[str], Cell]] = []
+    for label, cell in anchors:
+        for names, gcell in groups:
+            if abs(gcell[0] - cell[0]) <= 1 and gcell[1] == cell[1]:
+                names.append(label)
+                break
+        else:
+            groups.append(([label], cell))
+    placed: dict[str, tuple[Cell, str]] = {}
+    hidden: list[str] = []
+    for names, (c, r) in groups:
+        text = ",".join(names)
+        n = len(text)
+        options = [(c + 2, r), (c - 1 - n, r), (c - n // 2, r - 1), (c - n // 2, r + 1)]
+        for x0, y0 in options:
+            span = {(x0 + i, y0) for i in range(n)}
+            if x0 < 0 or x0 + n > cols or not 0 <= y0 < rows or span & occupied:
+                continue
+            occupied |= span
+            for name in names:
+                placed[name] = ((x0, y0), text)
+            break
+        else:
+            hidden += names
+    return placed, hidden
+
+
+def legend_text(m: ChartModel | None, selected: str | None, overlaps: list[str] | None = None,
+                hidden: list[str] | None = None) -> Text:
+    """The legend under the plot: one line per kernel, the roofs, what is not plotted, the key,
+    and which points share a place on the plot (their labels are merged or left out)."""
     out = Text(no_wrap=True, overflow="ellipsis")
     if m is None:
         out.append("No artifact to chart yet.", style="dim")
@@ -180,11 +233,11 @@ def legend_text(m: ChartModel | None, selected: str | None) -> Text:
         out.append(f"{marker} ", style=p.colour)
         out.append(f"{p.rank:>2} ", style=f"bold {style}".strip())
         out.append(f"{printable(p.short_name, limit=36):<36}", style=style)
-        pct = "–" if p.pct_gpu_time is None else f"{p.pct_gpu_time:5.2f}%"
-        roof = "–" if p.roofline_pct_raw is None else f"{p.roofline_pct_raw:.0%}"
-        out.append(f"  {pct:>6} gpu  AI {p.x:8.3g}  {human(p.y, 'FLOP/s'):>13}  "
-                   f"roof {roof:>5}  ")
-        out.append(p.headroom_class, style=p.colour)
+        pct = units.pct_points(p.pct_gpu_time, 2)
+        roof = units.pct(p.roofline_pct_raw)
+        out.append(f"  {pct:>6} gpu  AI {units.si(p.x, 'FLOP/B'):>12}  "
+                   f"{units.rate(p.y, 'FLOP/s'):>13}  roof {roof:>5}  ")
+        out.append(printable(p.headroom_class), style=p.colour)
         if p.suspect:
             out.append("  suspect: raw position", style="bold")
         out.append("\n")
@@ -197,7 +250,8 @@ def legend_text(m: ChartModel | None, selected: str | None) -> Text:
     if mem is not None:
         roofs.append(mem.label)
     for r in m.ridges:
-        roofs.append(f"{r.dtype} {human(r.y, 'FLOP/s')} {RIDGE_MARKER}ridge {r.x:.0f} FLOP/B")
+        roofs.append(f"{printable(r.dtype, limit=12)} {units.rate(r.y, 'FLOP/s')} "
+                     f"{RIDGE_MARKER}ridge {units.si(r.x, 'FLOP/B')}")
     out.append("roofs: " + (" · ".join(roofs) if roofs else "none (no peaks known)"), style="dim")
     sel = m.point(selected) if selected else None
     if sel is not None and sel.target_eff:
@@ -210,6 +264,12 @@ def legend_text(m: ChartModel | None, selected: str | None) -> Text:
         out.append(" ")
     out.append(f" size: {SIZE_MARKERS[1]}<10% {SIZE_MARKERS[2]}<20% {SIZE_MARKERS[3]}≥20% gpu  "
                f"{SUSPECT_MARKER} suspect", style="dim")
+    if overlaps:
+        out.append("\npoints that share a place (one label each group): " + "; ".join(overlaps),
+                   style="dim")
+    if hidden:
+        out.append("\nno room on the plot for labels " + ", ".join(hidden) + " (see the list above)",
+                   style="dim")
     for note in m.notes:
-        out.append(f"\nnote: {note}", style="dim")
+        out.append(f"\nnote: {printable(note)}", style="dim")
     return out

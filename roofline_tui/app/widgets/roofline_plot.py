@@ -6,6 +6,7 @@ shown, not with the dashboard.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
@@ -15,6 +16,8 @@ from roofline_tui.app.widgets.roofline_chart import (
     RIDGE_MARKER,
     SIZE_MARKERS,
     SUSPECT_MARKER,
+    Cell,
+    place_labels,
 )
 from roofline_tui.core.chart import ChartModel, ChartPoint, Roof
 from roofline_tui.core.textsafe import printable
@@ -50,10 +53,20 @@ class RooflinePlot(PlotextPlot):
         super().__init__(id=id, classes=classes)
         self.model: ChartModel | None = None
         self.selected: str | None = None
+        self.placed: dict[str, tuple[Cell, str]] = {}  # rank label -> (cell, text drawn there)
+        self.hidden: list[str] = []  # rank labels with no room on the plot
+        self.on_labels: Callable[[], None] | None = None  # told when merges/hidden change
 
     def render(self) -> RenderResult:
+        before = (self.overlaps(), list(self.hidden))
         self.draw()
+        if (self.overlaps(), self.hidden) != before and self.on_labels is not None:
+            self.call_after_refresh(self.on_labels)
         return super().render()
+
+    def overlaps(self) -> list[str]:
+        """Merged labels (points that share a place), e.g. ``["2,3,5"]``."""
+        return sorted({text for _, text in self.placed.values() if "," in text})
 
     # -- drawing -------------------------------------------------------------------------------
     def draw(self) -> None:
@@ -64,7 +77,7 @@ class RooflinePlot(PlotextPlot):
             plt.title("Roofline — no artifact yet")
             return
         xa, ya = m.x_axis, m.y_axis
-        plt.title(m.title)
+        plt.title(printable(m.title, limit=120))
         plt.xlabel(f"arithmetic intensity ({xa.unit}, log)")
         plt.ylabel(f"{ya.unit} (log)")
         plt.xlim(xa.lo, xa.hi)
@@ -90,9 +103,19 @@ class RooflinePlot(PlotextPlot):
             self._roof_label(roof, m, dx, dy)
         for ridge in m.ridges:
             plt.scatter([_lg(ridge.x)], [_lg(ridge.y)], marker=RIDGE_MARKER, color=ROOF_RGB)
-        for p in m.points:
-            if p is not sel:
-                self._point(p, dx, selected=False)
+        # labels: never over another label or point (merged when points coincide)
+        def cell(p: ChartPoint) -> Cell:
+            return (round((_lg(p.x) - xa.lo) / dx), round((ya.hi - _lg(p.y)) / dy))
+
+        others = [p for p in m.points if p is not sel]
+        taken: set[Cell] = set()
+        if sel is not None:  # the selected point's named label goes first, to its right
+            c, r = cell(sel)
+            taken = {(c + 1 + i, r) for i in range(len(self._selected_label(sel)))}
+        self.placed, self.hidden = place_labels([(p.label, cell(p)) for p in others], cols, rows,
+                                                taken)
+        for p in others:
+            self._point(p, dx, selected=False)
         if sel is not None:  # drawn last, so nothing covers it
             self._point(sel, dx, selected=True)
 
@@ -111,7 +134,7 @@ class RooflinePlot(PlotextPlot):
 
     def _roof_label(self, roof: Roof, m: ChartModel, dx: float, dy: float) -> None:
         if roof.kind == "compute" and roof.xs:
-            text = f" {roof.dtype} {human(roof.value, 'FLOP/s')} "
+            text = f" {printable(roof.dtype, limit=12)} {human(roof.value, 'FLOP/s')} "
             self.plt.text(text, m.x_axis.hi - dx, _lg(roof.ys[-1]) + dy, color=ROOF_RGB,
                           alignment="right")
         elif roof.kind == "memory" and len(roof.xs) >= 2:
@@ -120,7 +143,12 @@ class RooflinePlot(PlotextPlot):
             y0, y1 = _lg(roof.ys[0]), _lg(roof.ys[-1])
             x = x0 + (x1 - x0) * 0.3
             y = y0 + (y1 - y0) * 0.3
-            self.plt.text(roof.label, x - dx, y + dy, color=ROOF_RGB, alignment="right")
+            self.plt.text(printable(roof.label, limit=40), x - dx, y + dy, color=ROOF_RGB,
+                          alignment="right")
+
+    @staticmethod
+    def _selected_label(p: ChartPoint) -> str:
+        return f" {p.rank} {printable(p.short_name, limit=28)} "
 
     def _point(self, p: ChartPoint, dx: float, *, selected: bool) -> None:
         marker = SUSPECT_MARKER if p.suspect else SIZE_MARKERS[p.size_band]
@@ -128,8 +156,18 @@ class RooflinePlot(PlotextPlot):
         x, y = _lg(p.x), _lg(p.y)
         self.plt.scatter([x], [y], marker=marker, color=colour)
         if selected:
-            label = f" {p.rank} {printable(p.short_name, limit=28)} "
-            self.plt.text(label, x + dx, y, color=LABEL_FG, background=SELECTED_BG,
-                          alignment="left")
-        else:
-            self.plt.text(p.label, x + dx, y, color=colour, alignment="left")
+            self.plt.text(self._selected_label(p), x + dx, y, color=LABEL_FG,
+                          background=SELECTED_BG, alignment="left")
+            return
+        where = self.placed.get(p.label)
+        if where is None:
+            return  # no room: the legend names it
+        (c, r), text = where
+        if text.split(",")[0] != p.label:
+            return  # a merged label is drawn once, by its first point
+        assert self.model is not None
+        xa, ya = self.model.x_axis, self.model.y_axis
+        cols = max(self.size.width - 10, 10)
+        rows = max(self.size.height - 5, 5)
+        self.plt.text(text, xa.lo + c * (xa.hi - xa.lo) / cols, ya.hi - r * (ya.hi - ya.lo) / rows,
+                      color=colour, alignment="left")

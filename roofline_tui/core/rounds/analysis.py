@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.inputs import EnvReport, TopN, Workload, load_env_report, load_topn
+from roofline_tui.core.inputs import EnvReport, TopN, Workload, load_env_report, read_topn
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
@@ -28,7 +28,7 @@ from roofline_tui.core.rounds.layout import (
     find_model_config,
     round_label,
 )
-from roofline_tui.core.store import ReadProblem, atomic_write_pair, read_json
+from roofline_tui.core.store import ReadProblem, atomic_write_pair, atomic_write_text, read_json
 
 if TYPE_CHECKING:
     from roofline_tui.core.rounds.compare import RoundHistory
@@ -55,17 +55,45 @@ class RoundResult:
     topn_found: bool = True
     history: RoundHistory | None = None  # when sibling rounds were compared
     display_only: bool = False      # no Top-N: a stored profile_roofline.json shown as it is
-    # The Top-N as parsed: the round's history reuses it instead of parsing the file again.
+    # Why the Top-N could not be read (the reader's typed problem; None when it parsed or is
+    # absent): ``.incomplete`` tells a half-written file from a corrupt one.
+    topn_problem: ReadProblem | None = None
+    # Every file outside the round directory this analysis read (env_report, model config,
+    # peak table, priors, explicit shape/counter sources): what a live view must watch.
+    inputs_read: tuple[Path, ...] = ()
+    # The Top-N as parsed: the round's history reuses it instead of parsing the file again, and
+    # the dashboard lists its kernels below the head threshold.
     topn: TopN | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class LoadedRound:
+    """What :func:`load_round_inputs` found: the inputs and how the Top-N read went."""
+
+    inputs: RoundInputs
+    topn_found: bool
+    topn_problem: ReadProblem | None = None
+    read: list[Path] = field(default_factory=list)  # the input files, as found
+
+    @property
+    def incomplete(self) -> bool:
+        return self.topn_problem is not None and self.topn_problem.incomplete
 
 
 def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> tuple[RoundInputs, bool, bool]:
     """Load everything one round needs. Returns (inputs, topn_incomplete, topn_found)."""
+    loaded = load_round(round_dir, sources)
+    return loaded.inputs, loaded.incomplete, loaded.topn_found
+
+
+def load_round(round_dir: Path, sources: RoundSources | None = None) -> LoadedRound:
+    """Load everything one round needs, with the typed Top-N problem and the files read."""
     sources = sources or RoundSources()
     problems: list[str] = []
     used: dict[str, str] = {}
+    read: list[Path] = []
     topn_path = round_dir / TOPN_NAME
-    topn, topn_problems, incomplete = load_topn(topn_path)
+    topn, topn_problems, topn_problem = read_topn(topn_path)
     problems += topn_problems
     topn_found = topn_path.exists()
     if topn is not None:
@@ -75,6 +103,7 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
     env: EnvReport | None = None
     if env_path is not None:
         env, env_problems = load_env_report(env_path)
+        read.append(env_path)
         problems += env_problems
         if env is not None:
             used["env_report"] = env_path.name
@@ -90,6 +119,7 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
         model, cfg_problems = load_model_config(
             cfg_path, kv_cache_dtype=env.kv_cache_dtype if env else None
         )
+        read.append(cfg_path)
         problems += cfg_problems
         if model is not None:
             used["model_config"] = cfg_path.name
@@ -97,6 +127,8 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
         problems.append("model config.json not found: MoE/attention heads cannot be modelled")
 
     sections, peak_problems = load_peak_table(sources.peaks)
+    if sources.peaks is not None:
+        read.append(sources.peaks)
     problems += peak_problems
     used["peaks"] = sources.peaks.name if sources.peaks else "peaks.md (bundled)"
     peaks = resolve_peaks(
@@ -130,7 +162,8 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
             used["shapes"] = f"{len(inputs.refinements.tasks)} Kernel Extractor task(s)"
         if inputs.refinements.counters is not None:
             used["counters"] = f"{len(inputs.refinements.counters.measurements)} kernel(s) measured"
-    return inputs, incomplete, topn_found
+    read += [p for p in (sources.shapes, *sources.counters) if p is not None]
+    return LoadedRound(inputs, topn_found, topn_problem, read)
 
 
 def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str | None:
@@ -176,10 +209,29 @@ def analyze_round(
         if stored is not None:
             return RoundResult(artifact=stored, round_dir=round_dir, topn_found=False,
                                display_only=True)
-    inputs, incomplete, found = load_round_inputs(Path(round_dir), sources)
-    artifact = analyze(inputs, options)
-    return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=incomplete,
-                       topn_found=found, topn=inputs.topn)
+    loaded = load_round(Path(round_dir), sources)
+    artifact = analyze(loaded.inputs, options)
+    outside = tuple(p for p in loaded.read if not _is_under(p, round_dir))
+    if options is not None and options.priors_path is not None:
+        outside += (options.priors_path,)
+    return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=loaded.incomplete,
+                       topn_found=loaded.topn_found, topn_problem=loaded.topn_problem,
+                       inputs_read=outside, topn=loaded.inputs.topn)
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(root).resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def write_csv(artifact: Artifact, out_dir: Path) -> Path:
+    """Write ``profile_roofline.csv`` (one row per entry) atomically beside the artifact."""
+    from roofline_tui.core.table_csv import CSV_NAME, artifact_to_csv
+
+    return atomic_write_text(Path(out_dir) / CSV_NAME, artifact_to_csv(artifact))
 
 
 def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:

@@ -43,7 +43,8 @@ PARENT_LEVELS = 3  # how far above a round env_report.json is looked for
 _NUMERIC = re.compile(r"^round_(\d+)$")
 
 # Files we write ourselves never trigger a recompute; neither do editor/atomic temps.
-OWN_OUTPUTS = frozenset({ARTIFACT_JSON, ARTIFACT_MD})
+CSV_NAME = "profile_roofline.csv"
+OWN_OUTPUTS = frozenset({ARTIFACT_JSON, ARTIFACT_MD, CSV_NAME})
 _TEMP_SUFFIXES = (".tmp", ".temp", ".swp", ".swx", ".part", ".partial", "~")
 # Inputs a round can read. Extension-less paths are directories (a round appearing or going).
 _INPUT_SUFFIXES = frozenset({".json", ".md", ".yaml", ".yml", ".csv", ""})

@@ -1,0 +1,36 @@
+"""The dashboard's own messages, as dataclasses (posted from worker threads: post_message is
+thread-safe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from roofline_tui.core.rounds.analysis import RoundResult
+
+
+@dataclass
+class RoundAnalyzed(Message):
+    """The engine finished analysing ``round_dir`` (analysis number ``seq`` of that round)."""
+
+    round_dir: Path
+    seq: int
+    result: RoundResult
+
+
+@dataclass
+class RoundFailed(Message):
+    """The engine raised while analysing ``round_dir``: ``error`` is one line."""
+
+    round_dir: Path
+    seq: int
+    error: str
+
+
+@dataclass
+class FilesChanged(Message):
+    """The watcher saw ``paths`` change (created, modified or deleted)."""
+
+    paths: tuple[Path, ...]

@@ -1,0 +1,84 @@
+"""``profile_roofline.csv``: one row per entry with the dashboard tables' columns.
+
+Numbers are written as the artifact holds them (SI units, full precision, empty when unknown) so
+a spreadsheet or a script reads them without parsing human units. Strings pass through the
+sanitiser, and a cell that a spreadsheet would run as a formula (``=``, ``+``, ``@``) is quoted
+with a leading apostrophe. Written atomically beside the JSON (see ``core.rounds.analysis.write_csv``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.rounds.layout import CSV_NAME
+from roofline_tui.core.textsafe import printable
+
+__all__ = ["COLUMNS", "CSV_NAME", "artifact_to_csv"]
+
+COLUMNS = (
+    "rank_by_pct", "rank_by_expected_gain", "short_name", "name", "pct_gpu_time",
+    "serving_weighted_pct", "regime", "op_class", "bound_type", "roofline_pct", "target_eff",
+    "attainable_speedup", "expected_e2e_gain_pct", "headroom_class", "route", "confidence",
+    "flags", "model_caution", "delta_t_pct_vs_prev", "t_ms", "bytes_est", "flops_est",
+    "arithmetic_intensity",
+)
+
+
+def _flags(e: Entry) -> str:
+    out = []
+    if e.suspect:
+        out.append("suspect")
+    for key, label in (("dispatch_bound", "dispatch-bound"), ("contradiction", "contradiction"),
+                       ("advisory", "advisory")):
+        if getattr(e, key, None):
+            out.append(label)
+    if not e.modeled:
+        out.append("unmodelled")
+    if getattr(e, "model_caution", None):
+        out.append("caution")
+    return " ".join(out)
+
+
+def _cell(value: Any) -> str | float | int:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return value
+    text = printable(value)
+    if text[:1] in ("=", "+", "@"):
+        text = "'" + text
+    return text
+
+
+def _ranks(names: list[str]) -> dict[str, int]:
+    ranks: dict[str, int] = {}
+    for i, n in enumerate(names, 1):
+        ranks.setdefault(n, i)
+    return ranks
+
+
+def artifact_to_csv(artifact: Artifact) -> str:
+    """The artifact's entries as CSV text (header first, rows in the GPU-time ranking's order)."""
+    by_pct = _ranks(artifact.ranking_by_pct)
+    by_gain = _ranks(artifact.ranking_by_expected_gain)
+    order = sorted(artifact.entries,
+                   key=lambda e: (by_pct.get(e.short_name, len(by_pct) + 1), e.short_name))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for e in order:
+        caution = getattr(e, "model_caution", None)
+        row = {
+            "rank_by_pct": by_pct.get(e.short_name),
+            "rank_by_expected_gain": by_gain.get(e.short_name),
+            "flags": _flags(e),
+            "model_caution": caution if isinstance(caution, str) else (
+                "true" if caution else None),
+        }
+        w.writerow([_cell(row[c] if c in row else getattr(e, c, None)) for c in COLUMNS])
+    return buf.getvalue()
