@@ -222,7 +222,7 @@ def analyze_round(
 def _is_under(path: Path, root: Path) -> bool:
     try:
         Path(path).resolve().relative_to(Path(root).resolve())
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
         return False
     return True
 
