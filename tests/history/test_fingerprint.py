@@ -104,3 +104,17 @@ def test_cache_hits_only_on_the_same_fingerprint_and_stays_bounded(tmp_path: Pat
     assert len(cache) == 2 and cache.get(a, ("k2",)) is None
     assert cache.get(c, ("k",)) == "C"
     assert (cache.hits, cache.misses) == (3, 2)
+
+
+def test_symlink_loops_inside_a_round_do_not_recurse(tmp_path: Path) -> None:
+    """``round_0/loop -> ..`` and ``round_0/self -> .``: the walk identifies a linked directory
+    by its stat and stops there (it once recursed until the stack ran out)."""
+    rnd = tmp_path / "profile" / "round_0"
+    rnd.mkdir(parents=True)
+    (rnd / "profile_topN.json").write_text("{}")
+    (rnd / "loop").symlink_to("..")
+    (rnd / "self").symlink_to(".")
+    walked = fp.tree_fingerprint(rnd)
+    kinds = {row[0].rsplit("/", 1)[-1]: row[1] for row in walked if isinstance(row, tuple)}
+    assert kinds["loop"] == "linked dir" and kinds["self"] == "linked dir"
+    assert fp.tree_fingerprint(rnd) == walked

@@ -44,15 +44,19 @@ DISCOVERED_NAMES = (ENV_NAME, CONFIG_NAME)
 Fingerprint = tuple[Hashable, ...]
 
 
-def file_fingerprint(path: Path | str) -> Fingerprint:
+def file_fingerprint(path: Path | str, *, walk: bool = True) -> Fingerprint:
     """What identifies the content of ``path`` now. A missing file has a fingerprint too (its
-    absence), so a file that appears later changes it."""
+    absence), so a file that appears later changes it. A directory is walked when ``walk``;
+    inside a walk, a directory reached through a symlink is identified by its stat only, so a
+    link loop (``round_0/loop -> ..``) cannot recurse."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
-    except OSError:
+    except OSError:  # missing, or a symlink loop (ELOOP)
         return (p, "absent")
     if stat.S_ISDIR(st.st_mode):
+        if not walk:
+            return (p, "linked dir", st.st_mtime_ns, st.st_ino)
         return (p, "dir", *tree_fingerprint(Path(p)))
     if not stat.S_ISREG(st.st_mode):
         return (p, "other", st.st_mode)
@@ -97,7 +101,7 @@ def tree_fingerprint(root: Path) -> Fingerprint:
                 else:
                     out.append((e.path, "deep"))
             else:
-                out.append(file_fingerprint(e.path))
+                out.append(file_fingerprint(e.path, walk=False))
     return tuple(out)
 
 
