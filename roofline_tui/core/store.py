@@ -1,7 +1,7 @@
 """Bounded reads and atomic writes: the one place the engine touches files.
 
 Reads: every file the engine reads goes through :func:`read_bytes` (or :func:`read_text`,
-:func:`read_json`, :func:`read_yaml` built on it). It opens without blocking, refuses anything
+:func:`read_json` built on it). It opens without blocking, refuses anything
 that is not a regular file (a FIFO named ``profile_topN.json`` must not hang a run, ``/dev/zero``
 must not fill memory), checks the size *before* reading, and reports every failure as a
 :class:`ReadProblem` whose text is one line fit for a user. Parsed documents are bounded in
@@ -335,16 +335,6 @@ def parse_yaml_text(
         raise ValueError(f"{where}: YAML error: {printable(first, limit=120)}") from None
     except (RecursionError, MemoryError, OverflowError) as exc:
         raise ValueError(f"{where}: YAML not loadable ({type(exc).__name__})") from None
-
-
-def read_yaml(path: Path | str, *, max_bytes: int = MAX_SMALL_BYTES) -> Any:
-    """A bounded YAML (or JSON) file through :func:`parse_yaml_text`; raises
-    :class:`ReadProblem`."""
-    text = read_text(path, max_bytes=max_bytes)
-    try:
-        return parse_yaml_text(text, "")
-    except ValueError as exc:
-        raise ReadProblem(path, str(exc).lstrip(": ")) from None
 
 
 # --------------------------------------------------------------------------- writes

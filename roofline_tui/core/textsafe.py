@@ -77,12 +77,6 @@ def md_cell(text: object, *, limit: int | None = None) -> str:
     return printable(text, limit=limit).replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
 
 
-def plain_label(text: object, *, limit: int | None = None) -> str:
-    """A string for a plot label drawn by a library that reads ``$…$`` as math: printable, with
-    dollar signs escaped so the text is drawn as it is."""
-    return printable(text, limit=limit).replace("$", r"\$")
-
-
 def escaped(text: object, *, limit: int | None = 200) -> str:
     """A visible, reversible copy of an original string for a note: backslashes doubled, then
     every unsafe character (newline and tab included) escaped."""
@@ -95,11 +89,6 @@ def escaped(text: object, *, limit: int | None = 200) -> str:
     s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
     s = _UNSAFE.sub(lambda m: _escape_char(m.group()), s)
     return s + ("…" if cut else "")
-
-
-def is_printable(text: str) -> bool:
-    """True when :func:`printable` would leave ``text`` unchanged (no newline or tab either)."""
-    return not _UNSAFE.search(text) and "\n" not in text and "\t" not in text
 
 
 def valid_unicode(text: str) -> str:

@@ -152,7 +152,14 @@ class TraceEventStream:
         self._trailing()
 
     def _array(self) -> Iterator[Any]:
-        self._expect("[", "at the start of traceEvents")
+        """The traceEvents array, item by item (a trailing comma before ']' is tolerated)."""
+        return self._array_items("traceEvents", trailing_comma=True)
+
+    def _array_items(self, what: str | None = None, *,
+                     trailing_comma: bool = False) -> Iterator[Any]:
+        """Each value of the JSON array at the cursor, parsed one at a time. ``what`` names the
+        array in the error messages (``None``: any array)."""
+        self._expect("[", f"at the start of {what or 'an array'}")
         if self._peek() == "]":
             self._pos += 1
             return
@@ -162,15 +169,18 @@ class TraceEventStream:
             if nxt == ",":
                 self._pos += 1
                 # Kineto sometimes writes a trailing comma before ']' - tolerate it
-                if self._peek() == "]":
+                if trailing_comma and self._peek() == "]":
                     self._pos += 1
                     return
                 continue
             if nxt == "]":
                 self._pos += 1
                 return
+            if what is None:
+                raise self._problem(f"expected ',' or ']' in an array, found {nxt!r}" if nxt
+                                    else "the document ends inside an array (truncated?)")
             raise self._problem(f"expected ',' or ']' between events, found {nxt!r}" if nxt
-                                else "traceEvents is cut off before its closing ']' (truncated?)")
+                                else f"{what} is cut off before its closing ']' (truncated?)")
 
     def _trailing(self) -> None:
         if self._peek():
@@ -209,7 +219,7 @@ class JsonWalker(TraceEventStream):
         c = self._peek()
         handler = self._handlers.get(path)
         if handler is not None and c == "[":
-            for item in self._items():
+            for item in self._array_items():
                 handler(item)
             return
         wanted = path in self._prefixes
@@ -259,24 +269,7 @@ class JsonWalker(TraceEventStream):
     def _skip(self, path: tuple[str, ...]) -> None:
         """Consume one value; a big array is consumed item by item."""
         if self._peek() == "[" and len(path) < self.MAX_DEPTH:
-            for _item in self._items():
+            for _item in self._array_items():
                 pass
         else:
             self._value()
-
-    def _items(self) -> Iterator[Any]:
-        self._expect("[", "at the start of an array")
-        if self._peek() == "]":
-            self._pos += 1
-            return
-        while True:
-            yield self._value()
-            nxt = self._peek()
-            if nxt == ",":
-                self._pos += 1
-                continue
-            if nxt == "]":
-                self._pos += 1
-                return
-            raise self._problem(f"expected ',' or ']' in an array, found {nxt!r}" if nxt
-                                else "the document ends inside an array (truncated?)")

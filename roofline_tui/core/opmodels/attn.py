@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 from roofline_tui.core.opmodels.base import (
     Candidate,
+    FunctionModel,
     LeverContext,
     OpContext,
     OpEstimate,
@@ -142,15 +143,8 @@ def _fp8_kv(lc: LeverContext) -> list[str]:
             "(lossy — must pass the accuracy gate)"]
 
 
-class AttnModel:
-    op_class = "attn"
-    priors = PRIORS
-
-    def estimate(self, ctx: OpContext) -> OpEstimate:
-        return estimate(ctx)
-
-    def levers(self, lc: LeverContext) -> list[str]:
-        return fuse_adjacent(lc, ADJACENT_OPS) + _fp8_kv(lc)
+def levers(lc: LeverContext) -> list[str]:
+    return fuse_adjacent(lc, ADJACENT_OPS) + _fp8_kv(lc)
 
 
-MODEL = AttnModel()
+MODEL = FunctionModel("attn", PRIORS, estimate, levers)

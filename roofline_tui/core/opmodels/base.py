@@ -189,6 +189,24 @@ class OpModel(Protocol):
         ...
 
 
+@dataclass
+class FunctionModel:
+    """An :class:`OpModel` built from one module's ``estimate`` and ``levers`` functions and its
+    ``PRIORS`` table, so each op-class module states only what is its own. Not frozen: a test
+    may replace ``estimate`` on the instance."""
+
+    op_class: str
+    priors: Mapping[str, Prior]
+    estimate_fn: Callable[[OpContext], OpEstimate]
+    levers_fn: Callable[[LeverContext], list[str]]
+
+    def estimate(self, ctx: OpContext) -> OpEstimate:
+        return self.estimate_fn(ctx)
+
+    def levers(self, lc: LeverContext) -> list[str]:
+        return self.levers_fn(lc)
+
+
 def numel(dims: Sequence[int]) -> int:
     return prod(dims) if dims else 0
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from roofline_tui.core.opmodels.base import (
     Candidate,
+    FunctionModel,
     LeverContext,
     OpContext,
     OpEstimate,
@@ -186,21 +187,14 @@ def estimate(ctx: OpContext) -> OpEstimate:
     )
 
 
-class ElementwiseModel:
-    op_class = "elementwise"
-    priors = PRIORS
-
-    def estimate(self, ctx: OpContext) -> OpEstimate:
-        return estimate(ctx)
-
-    def levers(self, lc: LeverContext) -> list[str]:
-        """A saturated streaming kernel's only byte lever is to disappear into a neighbour."""
-        hosts = biggest_neighbours(lc.neighbours, lambda n: n.op_class in ("gemm", "moe", "attn"),
-                                   1)
-        if hosts:
-            return [f"fuse this kernel into `{hosts[0].short_name}` ({hosts[0].pct_gpu_time:.2f}% "
-                    "GPU): its bytes disappear with its launches"]
-        return ["fuse this kernel into its producer or consumer: its bytes disappear"]
+def levers(lc: LeverContext) -> list[str]:
+    """A saturated streaming kernel's only byte lever is to disappear into a neighbour."""
+    hosts = biggest_neighbours(lc.neighbours, lambda n: n.op_class in ("gemm", "moe", "attn"),
+                               1)
+    if hosts:
+        return [f"fuse this kernel into `{hosts[0].short_name}` ({hosts[0].pct_gpu_time:.2f}% "
+                "GPU): its bytes disappear with its launches"]
+    return ["fuse this kernel into its producer or consumer: its bytes disappear"]
 
 
-MODEL = ElementwiseModel()
+MODEL = FunctionModel("elementwise", PRIORS, estimate, levers)

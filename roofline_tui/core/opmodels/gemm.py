@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from roofline_tui.core.opmodels.base import (
     Candidate,
+    FunctionModel,
     LeverContext,
     OpContext,
     OpEstimate,
@@ -99,15 +100,8 @@ def estimate(ctx: OpContext) -> OpEstimate:
     )
 
 
-class GemmModel:
-    op_class = "gemm"
-    priors = PRIORS
-
-    def estimate(self, ctx: OpContext) -> OpEstimate:
-        return estimate(ctx)
-
-    def levers(self, lc: LeverContext) -> list[str]:
-        return fuse_adjacent(lc, ADJACENT_OPS) + lower_precision_weights(lc.weight_dtype)
+def levers(lc: LeverContext) -> list[str]:
+    return fuse_adjacent(lc, ADJACENT_OPS) + lower_precision_weights(lc.weight_dtype)
 
 
-MODEL = GemmModel()
+MODEL = FunctionModel("gemm", PRIORS, estimate, levers)

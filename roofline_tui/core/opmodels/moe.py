@@ -26,6 +26,7 @@ from typing import Literal
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels.base import (
     Candidate,
+    FunctionModel,
     LeverContext,
     OpContext,
     OpEstimate,
@@ -248,16 +249,9 @@ def _expert_waste(lc: LeverContext) -> list[str]:
             f"{every / 1e6:.0f} MB/layer vs {hit / 1e6:.0f} MB routed ({waste:.0f}% more)"]
 
 
-class MoeModel:
-    op_class = "moe"
-    priors = PRIORS
-
-    def estimate(self, ctx: OpContext) -> OpEstimate:
-        return estimate(ctx)
-
-    def levers(self, lc: LeverContext) -> list[str]:
-        return (fuse_adjacent(lc, ADJACENT_OPS) + _expert_waste(lc)
-                + lower_precision_weights(lc.weight_dtype))
+def levers(lc: LeverContext) -> list[str]:
+    return (fuse_adjacent(lc, ADJACENT_OPS) + _expert_waste(lc)
+            + lower_precision_weights(lc.weight_dtype))
 
 
-MODEL = MoeModel()
+MODEL = FunctionModel("moe", PRIORS, estimate, levers)
