@@ -238,15 +238,8 @@ class JsonWalker(TraceEventStream):
                     self._walk(sub)
                 else:
                     self._skip(sub)
-                nxt = self._peek()
-                if nxt == ",":
-                    self._pos += 1
-                    continue
-                if nxt == "}":
-                    self._pos += 1
+                if not self._after_item("}", "an object"):
                     return
-                raise self._problem(f"expected ',' or '}}' in an object, found {nxt!r}" if nxt
-                                    else "the document ends inside an object (truncated?)")
         if c == "[" and wanted:
             sub = (*path, "*")
             self._pos += 1
@@ -255,16 +248,22 @@ class JsonWalker(TraceEventStream):
                 return
             while True:
                 self._walk(sub)
-                nxt = self._peek()
-                if nxt == ",":
-                    self._pos += 1
-                    continue
-                if nxt == "]":
-                    self._pos += 1
+                if not self._after_item("]", "an array"):
                     return
-                raise self._problem(f"expected ',' or ']' in an array, found {nxt!r}" if nxt
-                                    else "the document ends inside an array (truncated?)")
         self._skip(path)
+
+    def _after_item(self, close: str, what: str) -> bool:
+        """After an item of ``what``: consume ``,`` (True: another item follows) or the closing
+        bracket (False); anything else is a one-line problem."""
+        nxt = self._peek()
+        if nxt == ",":
+            self._pos += 1
+            return True
+        if nxt == close:
+            self._pos += 1
+            return False
+        raise self._problem(f"expected ',' or '{close}' in {what}, found {nxt!r}" if nxt
+                            else f"the document ends inside {what} (truncated?)")
 
     def _skip(self, path: tuple[str, ...]) -> None:
         """Consume one value; a big array is consumed item by item."""

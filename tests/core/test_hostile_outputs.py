@@ -104,7 +104,7 @@ def test_no_field_of_a_hostile_artifact_reaches_the_json_raw() -> None:
 
 def test_plot_labels_are_plain_text(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from roofline_tui.plot import write_plot
+    from roofline_tui.core.plot import write_plot
 
     rnd = tmp_path / "eval"
     shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "worked_example", rnd)
