@@ -103,6 +103,19 @@ def number(
     return coerce_number(value, positive=positive, nonneg=nonneg, text=text, max_abs=max_abs).value
 
 
+def json_number(value: Any) -> float | None:
+    """``number(value, text=False)`` for a value decoded from JSON, with the common cases (a
+    plain float or int) answered without building a :class:`Coerced`: streamed importers call
+    this for every event. Anything else goes through :func:`coerce_number`."""
+    kind = type(value)
+    if kind is float:
+        # NaN fails both comparisons, +-inf the bound: both refused, as coerce_number does
+        return value if -MAX_ABS <= value <= MAX_ABS else None
+    if kind is int:
+        return float(value) if -MAX_ABS <= value <= MAX_ABS else None
+    return coerce_number(value, text=False).value
+
+
 def integer(value: Any, *, positive: bool = False, nonneg: bool = True) -> int | None:
     """A count: a finite number rounded to an int (negative refused unless ``nonneg=False``)."""
     f = number(value, positive=positive, nonneg=nonneg)

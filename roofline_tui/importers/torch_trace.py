@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core import units
-from roofline_tui.core.coerce import number
+from roofline_tui.core.coerce import json_number, number
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
@@ -167,15 +167,20 @@ def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] |
 
 def _num(v: Any) -> float | None:
     """A JSON number (never text) through the one coercer: huge integers become ``None``."""
-    return number(v, text=False)
+    return json_number(v)
+
+
+_ID_LIMIT = 1 << 62  # ids must fit the typed arrays
 
 
 def _as_int(v: Any) -> int | None:
     """An integral id (device, correlation, External id): ``None`` when not one."""
+    if type(v) is int:  # noqa: E721 - bool (an int subclass) must not pass
+        return v if -_ID_LIMIT < v < _ID_LIMIT else None
     if isinstance(v, int) and not isinstance(v, bool):
-        return v if -(1 << 62) < v < (1 << 62) else None  # fits the typed arrays
+        return v if -_ID_LIMIT < v < _ID_LIMIT else None
     f = number(v)
-    if f is None or not f.is_integer() or abs(f) >= (1 << 62):
+    if f is None or not f.is_integer() or abs(f) >= _ID_LIMIT:
         return None
     return int(f)
 
@@ -209,6 +214,29 @@ def _clean_types(types: Any) -> list[str]:
     if not isinstance(types, list):
         return []
     return [t for t in types if isinstance(t, str) and t not in _NOT_DTYPES]
+
+
+# what the collector does with an event, by its lower-cased category
+_GPU, _LAUNCH, _CPU_OP, _STEP, _FLOW, _OTHER = range(6)
+_NO_ARGS: dict[str, Any] = {}
+_MISS = object()
+_CACHE_ITEMS = 4096
+_SIG_CACHE_ITEMS = 1 << 16
+_CACHE_KEY_CHARS = 2048
+
+
+def _kind_of(cat: str) -> int:
+    if cat in GPU_CATS:
+        return _GPU
+    if cat in LAUNCH_CATS:
+        return _LAUNCH
+    if cat in CPU_OP_CATS:
+        return _CPU_OP
+    if cat in ("gpu_user_annotation", "user_annotation"):
+        return _STEP
+    if cat in FLOW_CATS:
+        return _FLOW
+    return _OTHER
 
 
 class _Collector:
@@ -251,6 +279,10 @@ class _Collector:
         self.events = 0
         self.skipped_gpu = 0
         self.categories: dict[str, int] = {}
+        # caches of per-name work, each bounded (a hostile trace may use a new name per event)
+        self._cat_kinds: dict[str, tuple[str, int]] = {}
+        self._launch_kinds: dict[str, int] = {}
+        self._sig_cache: dict[str, tuple[str, list[list[int]], list[str]] | None] = {}
 
     def _name_id(self, name: str) -> int:
         i = self.name_ids.get(name)
@@ -277,94 +309,149 @@ class _Collector:
         cat = ev.get("cat")
         if not isinstance(cat, str):
             return
-        cat = cat.lower()
-        if len(self.categories) < 64 or cat in self.categories:
-            self.categories[cat] = self.categories.get(cat, 0) + 1
+        known = self._cat_kinds.get(cat)
+        if known is None:
+            low = cat.lower()
+            known = (low, _kind_of(low))
+            if len(self._cat_kinds) < _CACHE_ITEMS:
+                self._cat_kinds[cat] = known
+        cat, kind = known
+        categories = self.categories
+        if len(categories) < 64 or cat in categories:
+            categories[cat] = categories.get(cat, 0) + 1
         ph = ev.get("ph", "X")
-        if cat in FLOW_CATS and ph == "s":
-            corr = _as_int(ev.get("id"))
-            ts = _num(ev.get("ts"))
-            if corr is not None and ts is not None:
-                self.f_corr.append(corr)
-                self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
-                self.f_ts.append(ts)
-            return
         if ph != "X":
+            if kind == _FLOW and ph == "s":
+                corr = _as_int(ev.get("id"))
+                ts = json_number(ev.get("ts"))
+                if corr is not None and ts is not None:
+                    self.f_corr.append(corr)
+                    self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                    self.f_ts.append(ts)
+            return
+        if kind == _OTHER or kind == _FLOW:
             return
         args = ev.get("args")
         if not isinstance(args, dict):
-            args = {}
-        if cat in GPU_CATS:
-            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            name = ev.get("name")
-            if ts is None or dur is None or dur < 0 or not isinstance(name, str):
-                self.skipped_gpu += 1
-                return
+            args = _NO_ARGS
+        if kind == _GPU:
+            self._add_gpu(ev, args)
+        elif kind == _LAUNCH:
+            self._add_launch(ev, args)
+        elif kind == _CPU_OP:
+            self._add_cpu_op(ev, args)
+        else:
+            self._add_step(ev, args, cat)
+
+    def _add_gpu(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
+        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+        name = ev.get("name")
+        if ts is None or dur is None or dur < 0 or not isinstance(name, str):
+            self.skipped_gpu += 1
+            return
+        dev = _as_int(args.get("device"))
+        if dev is None:
+            dev = _as_int(ev.get("pid"))
+        corr = _as_int(args.get("correlation"))
+        ext = _as_int(_arg(args, "External id"))
+        name_id = self.name_ids.get(name)
+        self.g_dev.append(dev if dev is not None else -1)
+        self.g_name.append(name_id if name_id is not None else self._name_id(name))
+        self.g_corr.append(corr if corr is not None else -1)
+        self.g_ext.append(ext if ext is not None else -1)
+        self.g_ts.append(ts)
+        self.g_dur.append(dur)
+
+    def _add_launch(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
+        self.runtime_events += 1
+        name = ev.get("name")
+        graph = False
+        if isinstance(name, str):
+            how = self._launch_kinds.get(name)
+            if how is None:
+                how = 2 if _GRAPH_LAUNCH.match(name) else 1 if _KERNEL_LAUNCH.search(name) else 0
+                if len(self._launch_kinds) < _CACHE_ITEMS:
+                    self._launch_kinds[name] = how
+            if how == 2:
+                self.graph_launches += 1
+                graph = True
+            elif how == 1:
+                self.launch_calls += 1
+        corr = _as_int(args.get("correlation"))
+        ts = json_number(ev.get("ts"))
+        if corr is None or ts is None:
+            return
+        if graph:
+            self.graph_corr.add(corr)
+        self.r_corr.append(corr)
+        self.r_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+        self.r_ts.append(ts)
+
+    def _add_cpu_op(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
+        self.cpu_ops += 1
+        raw_dims = _dims_arg(args)
+        if not isinstance(raw_dims, list) or not raw_dims:
+            return  # no dims: nothing to attach (what _clean_dims would say)
+        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+        if ts is None or dur is None or dur < 0:
+            return
+        cleaned = self._signature(raw_dims, args.get("Input type"))
+        if cleaned is None:
+            return
+        key, dims, types = cleaned
+        sig = self.sig_ids.get(key)
+        if sig is None:
+            sig = self.sig_ids[key] = len(self.sigs)
+            self.sigs.append((dims, types))
+        ext = _as_int(_arg(args, "External id"))
+        self.c_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+        self.c_ts.append(ts)
+        self.c_end.append(ts + dur)
+        self.c_ext.append(ext if ext is not None else -1)
+        self.c_sig.append(sig)
+
+    def _signature(self, raw_dims: Any, raw_types: Any
+                   ) -> tuple[str, list[list[int]], list[str]] | None:
+        """The cleaned (dims, types) of a cpu_op and their JSON key, or None without dims.
+
+        Cleaning is the same for equal raw values, so it runs once per distinct raw pair: the
+        raw pair's ``repr`` (which tells apart everything JSON can hold: ``1`` from ``1.0``
+        from ``"1"``) keys a bounded cache."""
+        try:
+            raw_key: str | None = repr((raw_dims, raw_types))
+        except (RecursionError, ValueError):
+            raw_key = None
+        if raw_key is not None:
+            hit = self._sig_cache.get(raw_key, _MISS)
+            if hit is not _MISS:
+                return hit  # type: ignore[return-value]
+        dims = _clean_dims(raw_dims)
+        out: tuple[str, list[list[int]], list[str]] | None = None
+        if dims:
+            types = _clean_types(raw_types)
+            out = (json.dumps([dims, types], separators=(",", ":")), dims, types)
+        if (raw_key is not None and len(raw_key) <= _CACHE_KEY_CHARS
+                and len(self._sig_cache) < _SIG_CACHE_ITEMS):
+            self._sig_cache[raw_key] = out
+        return out
+
+    def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:
+        name = ev.get("name")
+        if not is_step_name(name):
+            return
+        self.execute_spans += 1
+        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+        step = parse_step(str(name), args)
+        if step is None or ts is None or dur is None:
+            return
+        if cat == "gpu_user_annotation":
             dev = _as_int(args.get("device"))
             if dev is None:
                 dev = _as_int(ev.get("pid"))
-            corr = _as_int(args.get("correlation"))
-            ext = _as_int(_arg(args, "External id"))
-            self.g_dev.append(dev if dev is not None else -1)
-            self.g_name.append(self._name_id(name))
-            self.g_corr.append(corr if corr is not None else -1)
-            self.g_ext.append(ext if ext is not None else -1)
-            self.g_ts.append(ts)
-            self.g_dur.append(dur)
-        elif cat in LAUNCH_CATS:
-            self.runtime_events += 1
-            name = ev.get("name")
-            graph = False
-            if isinstance(name, str):
-                if _GRAPH_LAUNCH.match(name):
-                    self.graph_launches += 1
-                    graph = True
-                elif _KERNEL_LAUNCH.search(name):
-                    self.launch_calls += 1
-            corr = _as_int(args.get("correlation"))
-            ts = _num(ev.get("ts"))
-            if corr is None or ts is None:
-                return
-            if graph:
-                self.graph_corr.add(corr)
-            self.r_corr.append(corr)
-            self.r_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
-            self.r_ts.append(ts)
-        elif cat in CPU_OP_CATS:
-            self.cpu_ops += 1
-            dims = _clean_dims(_dims_arg(args))
-            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            if not dims or ts is None or dur is None or dur < 0:
-                return
-            types = _clean_types(args.get("Input type"))
-            key = json.dumps([dims, types], separators=(",", ":"))
-            sig = self.sig_ids.get(key)
-            if sig is None:
-                sig = self.sig_ids[key] = len(self.sigs)
-                self.sigs.append((dims, types))
-            ext = _as_int(_arg(args, "External id"))
-            self.c_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
-            self.c_ts.append(ts)
-            self.c_end.append(ts + dur)
-            self.c_ext.append(ext if ext is not None else -1)
-            self.c_sig.append(sig)
-        elif cat in ("gpu_user_annotation", "user_annotation"):
-            name = ev.get("name")
-            if not is_step_name(name):
-                return
-            self.execute_spans += 1
-            ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            step = parse_step(str(name), args)
-            if step is None or ts is None or dur is None:
-                return
-            if cat == "gpu_user_annotation":
-                dev = _as_int(args.get("device"))
-                if dev is None:
-                    dev = _as_int(ev.get("pid"))
-                self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
-            else:
-                tid = self._tid_id(ev.get("pid"), ev.get("tid"))
-                self.cpu_steps.append((tid, ts, ts + dur, *step))
+            self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
+        else:
+            tid = self._tid_id(ev.get("pid"), ev.get("tid"))
+            self.cpu_steps.append((tid, ts, ts + dur, *step))
 
     def what_it_holds(self, header: dict[str, Any]) -> str:
         """One line on what a trace without GPU events does hold."""
@@ -529,24 +616,26 @@ def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
     spans.sort(key=c_end.__getitem__, reverse=True)
     spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) span first
     queries.sort(key=q_ts.__getitem__)
+    # the spans' starts and ends in that order; the stack holds positions in it
+    s_start = [c_ts[j] for j in spans]
+    s_end = [c_end[j] for j in spans]
     stack: list[int] = []
     si = 0
     n_spans = len(spans)
     for p in queries:
         t = q_ts[p]
-        while si < n_spans and c_ts[spans[si]] <= t:
-            j = spans[si]
-            start = c_ts[j]
-            while stack and c_end[stack[-1]] < start:
+        while si < n_spans and s_start[si] <= t:
+            start = s_start[si]
+            while stack and s_end[stack[-1]] < start:
                 stack.pop()
-            stack.append(j)
+            stack.append(si)
             si += 1
-        while stack and c_end[stack[-1]] < t:
+        while stack and s_end[stack[-1]] < t:
             stack.pop()
         # spans may overlap without nesting; search down for one that encloses t
-        for j in reversed(stack):
-            if c_end[j] >= t:
-                out[p] = j
+        for k in reversed(stack):
+            if s_end[k] >= t:
+                out[p] = spans[k]
                 break
 
 
@@ -560,19 +649,24 @@ class _Launches:
     graph: array
 
 
-def _fill_launches(corr_sorted: array, by_corr: list[int], out: _Launches, corrs: array,
-                   tids: array, tss: array) -> None:
-    n = len(corr_sorted)
+def _fill_launches(first: dict[int, int], more: dict[int, list[int]], out: _Launches,
+                   corrs: array, tids: array, tss: array) -> None:
+    """Give each row whose correlation id is among ``corrs`` the thread and time of the first
+    such launch (rows that already have one keep it)."""
+    out_tid, out_ts = out.tid, out.ts
+    where = first.get
     for corr, tid, ts in zip(corrs, tids, tss, strict=True):
-        if corr < 0:
+        p = where(corr)
+        if p is None:
             continue
-        k = bisect.bisect_left(corr_sorted, corr)
-        while k < n and corr_sorted[k] == corr:
-            p = by_corr[k]
-            if out.tid[p] < 0:
-                out.tid[p] = tid
-                out.ts[p] = ts
-            k += 1
+        if out_tid[p] < 0:
+            out_tid[p] = tid
+            out_ts[p] = ts
+        if more and corr in more:
+            for q in more[corr]:
+                if out_tid[q] < 0:
+                    out_tid[q] = tid
+                    out_ts[q] = ts
 
 
 def _find_launches(col: _Collector, rows: array) -> _Launches:
@@ -581,15 +675,24 @@ def _find_launches(col: _Collector, rows: array) -> _Launches:
     n = len(rows)
     out = _Launches(array("q", [-1]) * n, array("d", [0.0]) * n, array("b", [0]) * n)
     g_corr = col.g_corr
-    by_corr = sorted(range(n), key=lambda p: g_corr[rows[p]])
-    corr_sorted = array("q", (g_corr[rows[p]] for p in by_corr))
-    _fill_launches(corr_sorted, by_corr, out, col.r_corr, col.r_tid, col.r_ts)
+    # the row of each correlation id (ids below 0 match no launch); rows sharing an id
+    # after the first are listed apart, which real traces never need
+    first: dict[int, int] = {}
+    more: dict[int, list[int]] = {}
+    for p, i in enumerate(rows):
+        corr = g_corr[i]
+        if corr < 0:
+            continue
+        if first.setdefault(corr, p) != p:
+            more.setdefault(corr, []).append(p)
+    _fill_launches(first, more, out, col.r_corr, col.r_tid, col.r_ts)
     if col.f_corr:
-        _fill_launches(corr_sorted, by_corr, out, col.f_corr, col.f_tid, col.f_ts)
+        _fill_launches(first, more, out, col.f_corr, col.f_tid, col.f_ts)
     if col.graph_corr:
-        for p in range(n):
-            if g_corr[rows[p]] in col.graph_corr:
-                out.graph[p] = 1
+        graph_corr, graph = col.graph_corr, out.graph
+        for p, i in enumerate(rows):
+            if g_corr[i] in graph_corr:
+                graph[p] = 1
     return out
 
 
@@ -602,25 +705,38 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
     n = len(rows)
     g_ext, g_name = col.g_ext, col.g_name
     replayed: dict[int, int] = {}
-    for p in range(n):
-        if launches.graph[p]:
-            replayed[g_name[rows[p]]] = replayed.get(g_name[rows[p]], 0) + 1
+    for i, graph in zip(rows, launches.graph, strict=True):
+        if graph:
+            replayed[g_name[i]] = replayed.get(g_name[i], 0) + 1
     if n and col.c_sig:
         q_tid, q_ts = launches.tid, launches.ts
         span_of = array("q", [-1]) * n
-        for tid in sorted(set(q_tid)):
-            if tid < 0:
-                continue
-            queries = [p for p in range(n) if q_tid[p] == tid]
-            spans = [j for j, t in enumerate(col.c_tid) if t == tid]
-            if spans:
-                _innermost(col.c_ts, col.c_end, spans, q_ts, queries, span_of)
-        sig_of = array("q", ((col.c_sig[j] if j >= 0 else -1) for j in span_of))
+        # the launches and the cpu ops of each thread, in order
+        queries_of: dict[int, list[int]] = {}
+        for p, tid in enumerate(q_tid):
+            if tid >= 0:
+                queries = queries_of.get(tid)
+                if queries is None:
+                    queries_of[tid] = [p]
+                else:
+                    queries.append(p)
+        spans_of: dict[int, list[int]] = {tid: [] for tid in queries_of}
+        for j, tid in enumerate(col.c_tid):
+            spans = spans_of.get(tid)
+            if spans is not None:
+                spans.append(j)
+        for tid in sorted(queries_of):
+            if spans_of[tid]:
+                _innermost(col.c_ts, col.c_end, spans_of[tid], q_ts, queries_of[tid], span_of)
+        del queries_of, spans_of
+        c_sig = col.c_sig
+        sig_of = array("q", ((c_sig[j] if j >= 0 else -1) for j in span_of))
         del span_of
-        missing = {g_ext[rows[p]] for p in range(n) if sig_of[p] < 0 and g_ext[rows[p]] >= 0}
+        missing = {g_ext[i] for i, sig in zip(rows, sig_of, strict=True)
+                   if sig < 0 and g_ext[i] >= 0}
         if missing:
             by_ext: dict[int, int] = {}
-            for ext, sig in zip(col.c_ext, col.c_sig, strict=True):
+            for ext, sig in zip(col.c_ext, c_sig, strict=True):
                 if ext in missing and ext not in by_ext:
                     by_ext[ext] = sig
             for p in range(n):
@@ -628,9 +744,9 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
                     sig_of[p] = by_ext.get(g_ext[rows[p]], -1)
         # most frequent shape sets first
         counts: dict[tuple[int, int], int] = {}
-        for p in range(n):
-            if sig_of[p] >= 0:
-                key = (g_name[rows[p]], sig_of[p])
+        for i, sig in zip(rows, sig_of, strict=True):
+            if sig >= 0:
+                key = (g_name[i], sig)
                 counts[key] = counts.get(key, 0) + 1
         for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             agg = aggs[name_id]
@@ -669,32 +785,45 @@ def _attach_phases(col: _Collector, device: int, aggs: dict[int, KernelAgg],
     if not steps and not cpu_steps:
         return None
     starts = [s[1] for s in steps]
+    ends = [s[2] for s in steps]
     by_tid: dict[int, list[tuple[int, float, float, str, int, int]]] = {}
     for s in cpu_steps:
         by_tid.setdefault(s[0], []).append(s)
     tid_starts = {tid: [s[1] for s in ss] for tid, ss in by_tid.items()}
     used_cpu: set[tuple[int, float]] = set()
+    g_ts, g_dur, g_name = col.g_ts, col.g_dur, col.g_name
+    l_tid, l_ts = launches.tid, launches.ts
+    right = bisect.bisect_right
+    # (name id, phase) -> [count, total µs, {M: count}], summed in row order
+    acc: dict[tuple[int, str], list[Any]] = {}
     for p, i in enumerate(rows):
-        ts = col.g_ts[i]
-        step = None
-        k = bisect.bisect_right(starts, ts) - 1
-        if k >= 0 and ts < steps[k][2]:
+        ts = g_ts[i]
+        k = right(starts, ts) - 1
+        if k >= 0 and ts < ends[k]:
             step = steps[k]
-        elif launches.tid[p] >= 0 and launches.tid[p] in by_tid:
-            ss = by_tid[launches.tid[p]]
-            lt = launches.ts[p]
-            k = bisect.bisect_right(tid_starts[launches.tid[p]], lt) - 1
-            if k >= 0 and lt <= ss[k][2]:
-                step = ss[k]
-                used_cpu.add((step[0], step[1]))
-        if step is None:
-            continue
+        else:
+            tid = l_tid[p]
+            if tid < 0 or tid not in by_tid:
+                continue
+            ss = by_tid[tid]
+            lt = l_ts[p]
+            k = right(tid_starts[tid], lt) - 1
+            if k < 0 or lt > ss[k][2]:
+                continue
+            step = ss[k]
+            used_cpu.add((step[0], step[1]))
         _key, _s, _e, phase, ctx, batch = step
         m = ctx + batch if phase == "prefill" else batch
-        pa = aggs[col.g_name[i]].by_phase.setdefault(phase, PhaseAgg())
-        pa.count += 1
-        pa.total_us += col.g_dur[i]
-        pa.m_hist[m] = pa.m_hist.get(m, 0) + 1
+        key = (g_name[i], phase)
+        a = acc.get(key)
+        if a is None:
+            a = acc[key] = [0, 0.0, {}]
+        a[0] += 1
+        a[1] += g_dur[i]
+        hist = a[2]
+        hist[m] = hist.get(m, 0) + 1
+    for (name_id, phase), (count, total_us, hist) in acc.items():
+        aggs[name_id].by_phase[phase] = PhaseAgg(count, total_us, hist)
     counted = steps + [s for s in cpu_steps if (s[0], s[1]) in used_cpu]
     if not counted:
         return None
@@ -723,20 +852,23 @@ def import_torch(
         raise ImportProblem(f"{Path(path).name}: {col.what_it_holds(header)}")
     choice = choose_device(col, device_index)
     dev = choice.chosen
-    aggs: dict[int, KernelAgg] = {}
+    # per kernel name: [calls, total µs], summed in trace order
+    sums: dict[int, list[Any]] = {}
     total = 0.0
     launches = 0
-    for i, d in enumerate(col.g_dev):
+    for d, nid, dur in zip(col.g_dev, col.g_name, col.g_dur, strict=True):
         if d != dev:
             continue
-        dur = col.g_dur[i]
-        nid = col.g_name[i]
-        agg = aggs.get(nid)
-        if agg is None:
-            agg = aggs[nid] = KernelAgg(col.names[nid])
-        agg.add(dur)
+        acc = sums.get(nid)
+        if acc is None:
+            acc = sums[nid] = [0, 0.0]
+        acc[0] += 1
+        acc[1] += dur
         total += dur
         launches += 1
+    aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
+            for nid, (calls, total_us) in sums.items()}
+    del sums
     ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
     top_aggs = {n: aggs[n] for n in ranked}
     top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,
