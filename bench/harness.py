@@ -90,9 +90,13 @@ class Probe:
 
     def run_once(self) -> Run:
         env = child_env(self.tree)
+        # ``python -m``/``-c`` put the working directory ahead of PYTHONPATH on sys.path: run a
+        # tree's probe from that tree, or a bench started inside one tree would measure that
+        # tree under every label
+        cwd = str(self.tree.path) if self.tree is not None else None
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
-            proc = subprocess.Popen(self.argv, stdout=out, stderr=err, env=env,
+            proc = subprocess.Popen(self.argv, stdout=out, stderr=err, env=env, cwd=cwd,
                                     stdin=subprocess.DEVNULL)
             # wait4 reaps the child and gives its own rusage (peak RSS of that process alone);
             # a timer kills a child that hangs, so the wait is a plain blocking one
