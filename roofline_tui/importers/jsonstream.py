@@ -33,6 +33,10 @@ _NEAR_END = 16  # a decode error this close to the buffer end may just need more
 # every digit to "0" (str.translate is about ten times faster here than a regex).
 _LONG_DIGITS = "0" * 64
 _DIGITS_TO_0 = str.maketrans("123456789", "000000000")
+# Text decoded per batch. Small batches stay in the CPU caches and their events die young (the
+# cyclic GC then barely sees them): 32 KiB measured faster than 64 KiB and much faster than a
+# whole 1 MiB chunk at once.
+_BATCH_CHARS = 1 << 15
 _CUT_TRIES = 64  # '}' tried from the end of the buffer when looking for an item boundary
 
 
@@ -62,6 +66,7 @@ class TraceEventStream:
         self._fast = json.JSONDecoder(parse_constant=_reject_constant)
         self._base = 0  # offset in the document of self._buf[0]
         self._no_batch_before = 0  # document offset: read one item at a time up to here
+        self._batch_chars = _BATCH_CHARS
         self.header: dict[str, Any] = {}
         self.saw_trace_events = False
 
@@ -133,10 +138,10 @@ class TraceEventStream:
         with the cursor left after the last one; ``None`` when that can't be done here."""
         if self._base + self._pos < self._no_batch_before:
             return None
-        if len(self._buf) - self._pos < self._chunk and not self._eof:
+        if len(self._buf) - self._pos < self._batch_chars and not self._eof:
             self._fill()
         buf, start = self._buf, self._pos
-        cut = buf.rfind("}", start)
+        cut = buf.rfind("}", start, start + self._batch_chars)
         tries = _CUT_TRIES
         while cut > start and tries:
             after = _WS.match(buf, cut + 1).end()
@@ -145,7 +150,7 @@ class TraceEventStream:
             cut = buf.rfind("}", start, cut)
             tries -= 1
         else:
-            self._no_batch_before = self._base + len(buf)
+            self._no_batch_before = self._base + min(len(buf), start + self._batch_chars)
             return None
         text = f"[{buf[start:cut + 1]}]"
         decoder = self._decoder if _LONG_DIGITS in text.translate(_DIGITS_TO_0) else self._fast
