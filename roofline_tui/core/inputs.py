@@ -13,10 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import coerce_number, integer, number
-from roofline_tui.core.names import (  # noqa: F401 - SHORT_NAME_MAX re-exported
+from roofline_tui.core.names import (  # noqa: F401 - SHORT_NAME_MAX, short_name_of re-exported
     SHORT_NAME_MAX,
     cap_name,
     short_name,
+    short_name_of,
 )
 from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
@@ -171,12 +172,6 @@ class EnvReport(BaseModel):
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def short_name_of(name: str) -> str:
-    """The one short-name rule (:func:`roofline_tui.core.names.short_name`, at most 60 chars);
-    ``"?"`` when nothing is left. Importers and the loader share it."""
-    return short_name(name) or "?"
 
 
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:

@@ -143,6 +143,13 @@ def short_name(name: str, limit: int | None = SHORT_NAME_MAX) -> str:
     return out[:limit] if limit else out
 
 
+def short_name_of(name: str) -> str:
+    """The one short-name rule (:func:`short_name`, at most :data:`SHORT_NAME_MAX` chars);
+    ``"?"`` when nothing is left. Importers and the Top-N loader share it (it lives here, not
+    in ``core.inputs``, so an importer does not load the loader's pydantic models)."""
+    return short_name(name) or "?"
+
+
 _TYPE_WORDS = frozenset({"unsigned", "signed", "const", "volatile", "int", "long", "short",
                          "char", "float", "double", "bool", "auto", "__global__",
                          "__device__", "__launch_bounds__", "extern", "struct", "class"})

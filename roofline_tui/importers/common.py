@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core import units
-from roofline_tui.core.inputs import short_name_of as short_name
+from roofline_tui.core.names import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
 
