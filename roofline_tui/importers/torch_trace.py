@@ -217,7 +217,7 @@ def _clean_types(types: Any) -> list[str]:
 
 
 # what the collector does with an event, by its lower-cased category
-_GPU, _LAUNCH, _CPU_OP, _STEP, _FLOW, _OTHER = range(6)
+_GPU, _LAUNCH, _CPU_OP, _STEP, _FLOW, _OTHER = range(6)  # _FLOW and _OTHER last
 _NO_ARGS: dict[str, Any] = {}
 _MISS = object()
 _CACHE_ITEMS = 4096
@@ -316,9 +316,11 @@ class _Collector:
             if len(self._cat_kinds) < _CACHE_ITEMS:
                 self._cat_kinds[cat] = known
         cat, kind = known
-        categories = self.categories
-        if len(categories) < 64 or cat in categories:
-            categories[cat] = categories.get(cat, 0) + 1
+        try:
+            self.categories[cat] += 1
+        except KeyError:
+            if len(self.categories) < 64:
+                self.categories[cat] = 1
         ph = ev.get("ph", "X")
         if ph != "X":
             if kind == _FLOW and ph == "s":
@@ -329,38 +331,42 @@ class _Collector:
                     self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
                     self.f_ts.append(ts)
             return
-        if kind == _OTHER or kind == _FLOW:
+        if kind >= _FLOW:
             return
         args = ev.get("args")
         if not isinstance(args, dict):
             args = _NO_ARGS
+        # ids: a plain int in range is taken as it is; anything else goes through _as_int
         if kind == _GPU:
-            self._add_gpu(ev, args)
+            ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+            name = ev.get("name")
+            if ts is None or dur is None or dur < 0 or not isinstance(name, str):
+                self.skipped_gpu += 1
+                return
+            dev = args.get("device")
+            if dev.__class__ is not int or not -_ID_LIMIT < dev < _ID_LIMIT:
+                dev = _as_int(dev)
+                if dev is None:
+                    dev = _as_int(ev.get("pid"))
+            corr = args.get("correlation")
+            if corr.__class__ is not int or not -_ID_LIMIT < corr < _ID_LIMIT:
+                corr = _as_int(corr)
+            ext = args.get("External id")
+            if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
+                ext = _as_int(_arg(args, "External id"))
+            name_id = self.name_ids.get(name)
+            self.g_dev.append(dev if dev is not None else -1)
+            self.g_name.append(name_id if name_id is not None else self._name_id(name))
+            self.g_corr.append(corr if corr is not None else -1)
+            self.g_ext.append(ext if ext is not None else -1)
+            self.g_ts.append(ts)
+            self.g_dur.append(dur)
         elif kind == _LAUNCH:
             self._add_launch(ev, args)
         elif kind == _CPU_OP:
             self._add_cpu_op(ev, args)
         else:
             self._add_step(ev, args, cat)
-
-    def _add_gpu(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
-        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
-        name = ev.get("name")
-        if ts is None or dur is None or dur < 0 or not isinstance(name, str):
-            self.skipped_gpu += 1
-            return
-        dev = _as_int(args.get("device"))
-        if dev is None:
-            dev = _as_int(ev.get("pid"))
-        corr = _as_int(args.get("correlation"))
-        ext = _as_int(_arg(args, "External id"))
-        name_id = self.name_ids.get(name)
-        self.g_dev.append(dev if dev is not None else -1)
-        self.g_name.append(name_id if name_id is not None else self._name_id(name))
-        self.g_corr.append(corr if corr is not None else -1)
-        self.g_ext.append(ext if ext is not None else -1)
-        self.g_ts.append(ts)
-        self.g_dur.append(dur)
 
     def _add_launch(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
         self.runtime_events += 1
@@ -377,7 +383,9 @@ class _Collector:
                 graph = True
             elif how == 1:
                 self.launch_calls += 1
-        corr = _as_int(args.get("correlation"))
+        corr = args.get("correlation")
+        if corr.__class__ is not int or not -_ID_LIMIT < corr < _ID_LIMIT:
+            corr = _as_int(corr)
         ts = json_number(ev.get("ts"))
         if corr is None or ts is None:
             return
