@@ -14,6 +14,13 @@ Shapes: a kernel's launch event shares ``args.correlation`` with it; the launchi
 innermost shape-carrying ``cpu_op`` on the launch event's thread whose span encloses the launch
 (falling back to the ``cpu_op`` with the kernel's ``External id``).
 
+Split-stage MoE: a MoE kernel whose name does not say its stage, launched inside a ``cpu_op``
+whose name does (``aiter::ck_moe_stage1`` / ``aiter::ck_moe_stage2``: some libraries run both
+GEMMs of the layer through one kernel), becomes one Top-N entry per stage, ``<name> [stage1]``
+and ``<name> [stage2]`` (short names ``<short>.stage1`` / ``.stage2``), each with the launches,
+time and shapes of its own stage and a note naming the launching op. Launches outside such an
+op keep the kernel's name: then one logical op is both launches, as the engine models it.
+
 Serving steps (the rule): a ``gpu_user_annotation`` span whose name starts with ``execute_``
 is a step. Its name is searched for ``context_<n>(<tokens>)`` and ``generation_<n>(<tokens>)``
 segments (``<tokens>`` may also read ``sq<q>sk<kv>…``); args ``context_tokens`` /
@@ -41,8 +48,11 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core import units
+from roofline_tui.core.classify import classify as classify_op
 from roofline_tui.core.coerce import number
+from roofline_tui.core.inputs import SHORT_NAME_MAX, short_name_of
 from roofline_tui.core.names import cap_name
+from roofline_tui.core.opmodels.moe import stage_in_name
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (
@@ -68,6 +78,8 @@ FLOW_CATS = ("ac2g", "async")
 _KERNEL_LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
                             r"ModuleLaunch", re.IGNORECASE)
 _GRAPH_LAUNCH = re.compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
+# a cpu_op that runs (part of) a MoE layer; its name may state the stage (aiter::ck_moe_stage1)
+_MOE_OP = re.compile(r"moe|expert", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
                "Layout", "MemoryFormat"}
 PROGRESS_MIN_BYTES = 64 << 20
@@ -243,6 +255,13 @@ class _Collector:
         self.sig_ids: dict[str, int] = {}
         self.sigs: list[tuple[list[list[int]], list[str]]] = []
         self.cpu_ops = 0
+        # cpu ops whose name states a MoE stage (with or without shapes): thread, start, end,
+        # stage (1 or 2), op name id in ``names``
+        self.s_tid = array("q")
+        self.s_ts = array("d")
+        self.s_end = array("d")
+        self.s_stage = array("b")
+        self.s_op = array("q")
         # steps on the GPU timeline: (device, start, end, phase, ctx_tokens, dec_batch)
         self.steps: list[tuple[int, float, float, str, int, int]] = []
         # steps annotated on the CPU: (thread id, start, end, phase, ctx_tokens, dec_batch)
@@ -334,7 +353,18 @@ class _Collector:
             self.cpu_ops += 1
             dims = _clean_dims(_dims_arg(args))
             ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-            if not dims or ts is None or dur is None or dur < 0:
+            if ts is None or dur is None or dur < 0:
+                return
+            op = ev.get("name")
+            if isinstance(op, str) and _MOE_OP.search(op):
+                stage = stage_in_name(op)
+                if stage is not None:
+                    self.s_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                    self.s_ts.append(ts)
+                    self.s_end.append(ts + dur)
+                    self.s_stage.append(1 if stage[0] == "stage1" else 2)
+                    self.s_op.append(self._name_id(op))
+            if not dims:
                 return
             types = _clean_types(args.get("Input type"))
             key = json.dumps([dims, types], separators=(",", ":"))
@@ -647,6 +677,71 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
                              "replayed from a CUDA/HIP graph (no launching op in the trace)")
 
 
+@dataclass
+class _StageLabel:
+    """A split-stage MoE entry: the name id it was split from, its short name, the launching
+    op(s) and how many of the kernel's launches it holds."""
+
+    short_name: str
+    ops: dict[str, int] = field(default_factory=dict)
+
+
+def _split_moe_stages(col: _Collector, device: int) -> dict[int, _StageLabel]:
+    """Give each launch of a MoE kernel whose name hides its stage the stage of the ``cpu_op``
+    that launched it (module docstring): its row is re-pointed to the name id of
+    ``<name> [stage<n>]``. Returns the new name ids with their labels."""
+    if not col.s_stage:
+        return {}
+    candidates: dict[int, bool] = {}
+    rows = array("q")
+    for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name, strict=True)):
+        if d != device:
+            continue
+        ok = candidates.get(nid)
+        if ok is None:
+            name = col.names[nid]
+            ok = candidates[nid] = (stage_in_name(name) is None
+                                    and classify_op(name, has_experts=True).op_class == "moe")
+        if ok:
+            rows.append(i)
+    if not rows:
+        return {}
+    launches = _find_launches(col, rows)
+    n = len(rows)
+    span_of = array("q", [-1]) * n
+    for tid in sorted(set(launches.tid)):
+        if tid < 0:
+            continue
+        queries = [p for p in range(n) if launches.tid[p] == tid]
+        spans = [j for j, t in enumerate(col.s_tid) if t == tid]
+        if spans:
+            _innermost(col.s_ts, col.s_end, spans, launches.ts, queries, span_of)
+    labels: dict[int, _StageLabel] = {}
+    for p, j in enumerate(span_of):
+        if j < 0:
+            continue
+        i = rows[p]
+        base = col.names[col.g_name[i]]
+        stage = col.s_stage[j]
+        nid = col._name_id(f"{base} [stage{stage}]")
+        col.g_name[i] = nid
+        label = labels.get(nid)
+        if label is None:
+            suffix = f".stage{stage}"
+            short = short_name_of(base)[: SHORT_NAME_MAX - len(suffix)]
+            label = labels[nid] = _StageLabel(short + suffix)
+        op = col.names[col.s_op[j]]
+        label.ops[op] = label.ops.get(op, 0) + 1
+    return labels
+
+
+def _stage_note(label: _StageLabel, calls: int) -> str:
+    ops = ", ".join(f"{printable(op, limit=80)} ({n:,})" for op, n in
+                    sorted(label.ops.items(), key=lambda kv: (-kv[1], kv[0]))[:4])
+    return (f"split-stage MoE: the {calls:,} launches of this kernel made inside {ops}; "
+            "the kernel's launches under the other stage are a separate entry")
+
+
 def _outermost(steps: list[tuple[int, float, float, str, int, int]]
                ) -> list[tuple[int, float, float, str, int, int]]:
     """Step spans not enclosed by another step span of the same device/thread: vLLM's
@@ -723,6 +818,7 @@ def import_torch(
         raise ImportProblem(f"{Path(path).name}: {col.what_it_holds(header)}")
     choice = choose_device(col, device_index)
     dev = choice.chosen
+    stage_labels = _split_moe_stages(col, dev)
     aggs: dict[int, KernelAgg] = {}
     total = 0.0
     launches = 0
@@ -737,6 +833,10 @@ def import_torch(
         agg.add(dur)
         total += dur
         launches += 1
+    for nid, label in stage_labels.items():
+        agg = aggs[nid]
+        agg.short_name = label.short_name
+        agg.notes.append(_stage_note(label, agg.calls))
     ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
     top_aggs = {n: aggs[n] for n in ranked}
     top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,
