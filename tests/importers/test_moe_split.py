@@ -13,9 +13,9 @@ import pytest
 from roofline_tui.importers import import_torch
 
 KERNEL = "ck_moe_gemm_kernel_bf16"  # says neither stage
-HID, INTER, E = 2048, 768, 128          # Qwen3-30B-A3B: hidden, moe_intermediate, experts
-W1 = [E, 2 * INTER, HID]               # stage 1 (gate/up) expert weight
-W2 = [E, HID, INTER]               # stage 2 (down)
+HID, INTER, E = 2048, 768, 128      # Qwen3-30B-A3B: hidden, moe_intermediate, experts
+W1 = [E, 2 * INTER, HID]            # stage 1 (gate/up) expert weight
+W2 = [E, HID, INTER]                # stage 2 (down)
 
 
 def _layer(t0: float, corr: int, layers: int) -> list[dict[str, Any]]:
