@@ -115,47 +115,40 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_summary(artifact: Artifact, json_path: Path) -> None:
-    """The rankings as a rich table, every string from a file shown through the sanitiser."""
-    # rich: only for this table (not for --json)
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
+    """The rankings as a plain-text table, every string from a file shown through the
+    sanitiser."""
+    from roofline_tui.cli.table import Column, print_table
+    from roofline_tui.core.demangle import fit
     from roofline_tui.core.markdown import flags_of
     from roofline_tui.core.units import fixed as fmt_num
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
 
-    def cell(value: object, limit: int | None = None) -> Text:
-        return Text(shown(value, limit=limit))
-
-    console = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
     p = artifact.peaks
-    title = cell(
+    title = shown(
         f"{artifact.gfx or 'unknown arch'} · stage {artifact.stage} · HBM "
         f"{fmt_rate(p.hbm_bw_bytes_s, 'B/s')} · peaks {p.source}/{p.confidence}"
     )
-    table = Table(title=title, title_justify="left")
-    for col, justify in (("#", "right"), ("kernel", "left"), ("%gpu", "right"),
-                         ("bound", "left"), ("roofline", "right"), ("speedup", "right"),
-                         ("gain", "right"), ("headroom", "left"), ("route", "left"),
-                         ("gain rank", "right"), ("flags", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    columns = [Column("#", "right"), Column("kernel"), Column("%gpu", "right"), Column("bound"),
+               Column("roofline", "right"), Column("speedup", "right"), Column("gain", "right"),
+               Column("headroom"), Column("route"), Column("gain rank", "right"),
+               Column("flags")]
     gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
+    # cut in the middle, so two names that share a long head still read differently
+    names = [shown(e.short_name) for e in artifact.entries]
+    rows: list[list[str]] = []
     for i, short in enumerate(artifact.ranking_by_pct, 1):
         e = artifact.entry(short)
         if e is None:
             continue
-        roof = fmt_pct(e.roofline_pct) + ("!" if e.suspect else "")
-        table.add_row(
-            str(i), cell(e.short_name, 40), fmt_num(e.pct_gpu_time, 2),
-            cell(e.bound_type), roof, fmt_num(e.attainable_speedup, 2, "×"),
-            fmt_num(e.expected_e2e_gain_pct, 2, "%"), cell(e.headroom_class),
-            cell(e.route or "–"), str(gain_rank.get(short, "–")),
-            cell(", ".join(f for f in flags_of(e) if f != "advisory") or "–"),
-        )
-    console.print(table)
-    # plain print: rich would wrap a long path over several lines
+        rows.append([
+            str(i), fit(shown(e.short_name), 40, names), fmt_num(e.pct_gpu_time, 2),
+            shown(e.bound_type), fmt_pct(e.roofline_pct) + ("!" if e.suspect else ""),
+            fmt_num(e.attainable_speedup, 2, "×"), fmt_num(e.expected_e2e_gain_pct, 2, "%"),
+            shown(e.headroom_class), shown(e.route or "–"), str(gain_rank.get(short, "–")),
+            shown(", ".join(f for f in flags_of(e) if f != "advisory") or "–"),
+        ])
+    print_table(columns, rows, title)
     print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}", flush=True)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from roofline_tui.core.store import file_kind
 from roofline_tui.core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -74,18 +75,6 @@ def add_path(p: argparse.ArgumentParser, *names: str, need: Need, **kw: object) 
     p.set_defaults(path_checks=(*checks, (action.dest, label, need)))
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
 def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
     """``(exit status, one-line reason)`` when ``path`` is not what ``need`` asks for; None
     when it is. Only ``stat`` is used: a FIFO or a device is never opened."""
@@ -108,10 +97,12 @@ def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
     except ValueError:  # an embedded NUL byte
         return 2, "not a valid path"
     if need in ("dir", "new-dir"):
-        return None if stat.S_ISDIR(mode) else (2, f"is {_kind(mode)}, expected a directory")
+        return None if stat.S_ISDIR(mode) else (2, f"is {file_kind(mode)}, expected a directory")
     if stat.S_ISREG(mode):
         return None
-    return 2, f"is {_kind(mode)}, expected a regular file"
+    kind = file_kind(mode)
+    return 2, ("is not a regular file" if kind == "not a regular file"
+               else f"is {kind}, expected a regular file")
 
 
 def check_paths(cmd: str, args: argparse.Namespace) -> int:

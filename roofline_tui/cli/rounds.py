@@ -31,9 +31,6 @@ from roofline_tui.cli.args import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.text import Text
-
     from roofline_tui.core.rounds.compare import RoundHistory
 
 # core.rounds.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
@@ -105,18 +102,13 @@ def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]
     return load_history(d, sources_from_args(args), options), 0
 
 
-def _console() -> Console:
-    # rich: only for the commands that print a table
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+def cell(value: object, limit: int | None = None) -> str:
+    """A table cell from data: sanitised plain text (``[bold]`` is shown, not applied)."""
+    return shown(value, limit=limit)
 
 
-def cell(value: object, limit: int | None = None) -> Text:
-    """A table cell from data: sanitised, and plain text (``[bold]`` is shown, not applied)."""
-    from rich.text import Text
-
-    return Text(shown(value, limit=limit))
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def _f(x: float | None, fmt: str) -> str:
@@ -124,49 +116,48 @@ def _f(x: float | None, fmt: str) -> str:
 
 
 def print_rounds(h: RoundHistory) -> None:
-    from rich.table import Table
-
+    # the table printer and the engine: only once a table is printed (the parser is built
+    # without them)
+    from roofline_tui.cli.table import Column, print_table
     from roofline_tui.core.rounds.series import round_summary_rows
 
-    console = _console()
-    t = Table(title=cell(f"rounds of {shown(h.profile_dir)} (baseline {shown(h.baseline)})"),
-              title_justify="left")
-    for col in ("round", "time", "stage", "heads", "GPU time ms", "Δ GPU", "tok/s", "e2e vs prev",
-                "contradictions", "note"):
-        t.add_column(col)
+    rows: list[list[str]] = []
     for row in round_summary_rows(h):
         e2e = _f(row.e2e_delta_pct_vs_prev, "+.3f")
         if row.e2e_delta_pct_vs_prev is not None:
             e2e += "% (noise)" if row.e2e_noise else "%"
-        t.add_row(cell(row.label, 40), cell(row.time_iso or "–"), cell(row.stage or "–", 20),
-                  str(row.n_heads), _f(row.total_gpu_time_ms, ".1f"),
-                  _f(row.delta_total_pct_vs_prev, "+.2f") + ("%" if row.delta_total_pct_vs_prev
-                                                            is not None else ""),
-                  _f(row.output_throughput_tok_s, ".1f"), e2e, str(row.contradictions),
-                  cell(row.not_compared_reason or "", 80))
-    console.print(t)
+        rows.append([cell(row.label, 40), cell(row.time_iso or "–"), cell(row.stage or "–", 20),
+                     str(row.n_heads), _f(row.total_gpu_time_ms, ".1f"),
+                     _f(row.delta_total_pct_vs_prev, "+.2f") + ("%" if row.delta_total_pct_vs_prev
+                                                               is not None else ""),
+                     _f(row.output_throughput_tok_s, ".1f"), e2e, str(row.contradictions),
+                     cell(row.not_compared_reason or "", 80)])
+    print_table([Column("round"), Column("time"), Column("stage"), Column("heads", "right"),
+                 Column("GPU time ms", "right"), Column("Δ GPU", "right"),
+                 Column("tok/s", "right"), Column("e2e vs prev", "right"),
+                 Column("contradictions", "right"), Column("note")], rows,
+                cell(f"rounds of {shown(h.profile_dir)} (baseline {shown(h.baseline)})"))
     pairs = h.pairs()
     if pairs:
-        pt = Table(title="predicted vs actual", title_justify="left")
-        for col in ("kernel", "regime", "rounds", "predicted", "measured", "e2e", "verdict"):
-            pt.add_column(col)
-        for p in pairs:
-            pt.add_row(cell(p.short_name, 40), cell(p.regime),
-                       cell(f"{p.round_before} → {p.round_after}", 60),
-                       _f(p.predicted_speedup, ".3f"), _f(p.measured_speedup, ".3f"),
-                       _f(p.e2e_delta_pct, "+.3f") + (" (noise)" if p.e2e_noise else ""),
-                       cell(p.verdict.upper() if p.contradiction else p.verdict))
-        console.print(pt)
-    _print_not_compared(console, h)
+        print()
+        print_table(
+            [Column("kernel"), Column("regime"), Column("rounds"), Column("predicted", "right"),
+             Column("measured", "right"), Column("e2e", "right"), Column("verdict")],
+            [[cell(p.short_name, 40), cell(p.regime), cell(f"{p.round_before} → {p.round_after}", 60),
+              _f(p.predicted_speedup, ".3f"), _f(p.measured_speedup, ".3f"),
+              _f(p.e2e_delta_pct, "+.3f") + (" (noise)" if p.e2e_noise else ""),
+              cell(p.verdict.upper() if p.contradiction else p.verdict)] for p in pairs],
+            "predicted vs actual")
+    _print_not_compared(h)
     for prob in h.problems:
-        console.print(cell(f"note: {shown(prob, limit=200)}"))
+        _say(cell(f"note: {shown(prob, limit=200)}"))
 
 
-def _print_not_compared(console: Console, h: RoundHistory) -> None:
+def _print_not_compared(h: RoundHistory) -> None:
     for s in h.steps:
         if not s.comparable:
-            console.print(cell(f"round {shown(s.before)} → {shown(s.after)} not compared: "
-                               f"{shown(s.not_compared_reason or '')}"))
+            _say(cell(f"round {shown(s.before)} → {shown(s.after)} not compared: "
+                      f"{shown(s.not_compared_reason or '')}"))
 
 
 def _json(doc: Any) -> None:
@@ -191,20 +182,18 @@ def run_rounds(args: argparse.Namespace) -> int:
         if args.json:
             _json(s.model_dump(mode="json"))
             return 0
-        from rich.table import Table
+        from roofline_tui.cli.table import Column, print_table
 
-        t = Table(title=cell(f"{shown(s.short_name)} ({s.regime}, {s.op_class or '?'})"),
-                  title_justify="left")
-        for col in ("round", "head", "t/launch ms", "%gpu", "vs prev", "vs baseline",
-                    "predicted (this round)", "measured vs prev", "verdict"):
-            t.add_column(col)
-        for p in s.points:
-            t.add_row(cell(p.label, 40), "yes" if p.is_head else ("–" if not p.present else "no"),
-                      _f(p.t_ms, ".6f"), _f(p.pct_gpu_time, ".2f"),
-                      _f(p.delta_t_pct_vs_prev, "+.1f"), _f(p.delta_t_pct_vs_baseline, "+.1f"),
-                      _f(p.attainable_speedup, ".3f"), _f(p.measured_speedup_vs_prev, ".3f"),
-                      cell(p.verdict or "–"))
-        _console().print(t)
+        print_table(
+            [Column("round"), Column("head"), Column("t/launch ms", "right"),
+             Column("%gpu", "right"), Column("vs prev", "right"), Column("vs baseline", "right"),
+             Column("predicted (this round)", "right"), Column("measured vs prev", "right"),
+             Column("verdict")],
+            [[cell(p.label, 40), "yes" if p.is_head else ("–" if not p.present else "no"),
+              _f(p.t_ms, ".6f"), _f(p.pct_gpu_time, ".2f"), _f(p.delta_t_pct_vs_prev, "+.1f"),
+              _f(p.delta_t_pct_vs_baseline, "+.1f"), _f(p.attainable_speedup, ".3f"),
+              _f(p.measured_speedup_vs_prev, ".3f"), cell(p.verdict or "–")] for p in s.points],
+            cell(f"{shown(s.short_name)} ({s.regime}, {s.op_class or '?'})"))
         return 0
     if args.json:
         _json({
@@ -222,8 +211,6 @@ def run_rounds(args: argparse.Namespace) -> int:
 
 
 def run_playbook(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from roofline_tui.core.rounds.playbook import append_playbook, calibrate, write_priors
 
     h, code = _load("playbook", args)
@@ -235,7 +222,6 @@ def run_playbook(args: argparse.Namespace) -> int:
         return failure("playbook", f"cannot update {shown(args.out)}: "
                        f"{shown(getattr(exc, 'strerror', None) or exc)}")
     cal = calibrate(h.pairs())
-    console = _console()
     if args.dry_run:
         sys.stdout.write(res.text_added or "nothing new to append\n")
     else:
@@ -243,25 +229,27 @@ def run_playbook(args: argparse.Namespace) -> int:
               f"{len(res.already)} already present"
               + (f", {res.skipped_noise} noise pair(s) skipped" if res.skipped_noise else ""),
               flush=True)
-    t = Table(title="calibration (achieved fraction of roof after optimisation vs prior)",
-              title_justify="left")
-    for col in ("op class", "prior", "achieved max", "achieved mean", "observations", "suggested"):
-        t.add_column(col)
-    for c in cal:
-        t.add_row(cell(c.op_class), f"{c.prior_target_eff:.3f}", f"{c.max_achieved:.3f}",
-                  f"{c.mean_achieved:.3f}", str(c.observations), f"{c.suggested_target_eff:.3f}")
     if cal:
-        console.print(t)
+        from roofline_tui.cli.table import Column, print_table
+
+        print_table(
+            [Column("op class"), Column("prior", "right"), Column("achieved max", "right"),
+             Column("achieved mean", "right"), Column("observations", "right"),
+             Column("suggested", "right")],
+            [[cell(c.op_class), f"{c.prior_target_eff:.3f}", f"{c.max_achieved:.3f}",
+              f"{c.mean_achieved:.3f}", str(c.observations), f"{c.suggested_target_eff:.3f}"]
+             for c in cal],
+            "calibration (achieved fraction of roof after optimisation vs prior)")
     else:
-        console.print("no calibration observations yet")
+        _say("no calibration observations yet")
     for p in h.pairs():
         if p.contradiction:
-            console.print(cell(f"CONTRADICTION {shown(p.short_name, limit=60)} "
-                               f"({shown(p.round_before)} → {shown(p.round_after)}): "
-                               f"{shown(p.verdict_text)}"))
-    _print_not_compared(console, h)
+            _say(cell(f"CONTRADICTION {shown(p.short_name, limit=60)} "
+                      f"({shown(p.round_before)} → {shown(p.round_after)}): "
+                      f"{shown(p.verdict_text)}"))
+    _print_not_compared(h)
     if args.priors_out is not None and not args.dry_run and not cal:
-        console.print("no calibration observations: priors file not written")
+        _say("no calibration observations: priors file not written")
     elif args.priors_out is not None and not args.dry_run:
         try:
             path = write_priors(args.priors_out, cal, source=str(h.profile_dir))

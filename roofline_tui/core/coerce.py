@@ -100,20 +100,15 @@ def number(
     max_abs: float = MAX_ABS,
 ) -> float | None:
     """:func:`coerce_number` without the reason: a finite float or ``None``."""
-    return coerce_number(value, positive=positive, nonneg=nonneg, text=text, max_abs=max_abs).value
-
-
-def json_number(value: Any) -> float | None:
-    """``number(value, text=False)`` for a value decoded from JSON, with the common cases (a
-    plain float or int) answered without building a :class:`Coerced`: streamed importers call
-    this for every event. Anything else goes through :func:`coerce_number`."""
     kind = type(value)
-    if kind is float:
-        # NaN fails both comparisons, +-inf the bound: both refused, as coerce_number does
-        return value if -MAX_ABS <= value <= MAX_ABS else None
-    if kind is int:
-        return float(value) if -MAX_ABS <= value <= MAX_ABS else None
-    return coerce_number(value, text=False).value
+    if kind is float or kind is int:
+        # the common case, decided without building a reason (a 10,000-row Top-N has ~60,000)
+        if abs(value) <= max_abs:  # False for NaN and ±inf; an int compare never overflows
+            f = float(value)
+            if not ((positive and f <= 0) or (nonneg and f < 0)):
+                return f
+        return None
+    return coerce_number(value, positive=positive, nonneg=nonneg, text=text, max_abs=max_abs).value
 
 
 def integer(value: Any, *, positive: bool = False, nonneg: bool = True) -> int | None:

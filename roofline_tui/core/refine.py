@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline_tui.core.artifact import (
     BytesBasis,
@@ -26,21 +26,24 @@ from roofline_tui.core.artifact import (
     Stage,
 )
 from roofline_tui.core.dtypes import canonical_dtype
-from roofline_tui.core.measured import (
-    CapturedShapes,
-    CounterSet,
-    KernelMeasurement,
-    ShapeCase,
+from roofline_tui.core.metrics import UTIL_BOUND_THRESHOLD
+from roofline_tui.core.opmodels import OpContext
+from roofline_tui.core.rounds.layout import (
     discover_counter_files,
     discover_roofline_files,
     discover_task_dirs,
-    load_counters,
-    load_task_dir,
-    match_measurement,
-    match_task,
 )
-from roofline_tui.core.metrics import UTIL_BOUND_THRESHOLD
-from roofline_tui.core.opmodels import OpContext
+
+# The stage-B/C parsers (sqlite3, the counter dialects, their models: about a twentieth of a
+# run's start-up) are imported by load_refinements and for_kernel, only when a round has captured
+# shapes or counter files.
+if TYPE_CHECKING:
+    from roofline_tui.core.measured.models import (
+        CapturedShapes,
+        CounterSet,
+        KernelMeasurement,
+        ShapeCase,
+    )
 
 # Measured bytes this far from the model (either way) flag the byte model as disagreeing.
 DISAGREEMENT_FACTOR = 1.5
@@ -251,6 +254,9 @@ class Refinements:
     counters: CounterSet | None = None
 
     def for_kernel(self, name: str) -> KernelRefinement | None:
+        from roofline_tui.core.measured.counters import match_measurement
+        from roofline_tui.core.measured.shapes import match_task
+
         captured = match_task(self.tasks, name) if self.tasks else None
         measurement = match_measurement(self.counters, name) if self.counters else None
         if captured is None and measurement is None:
@@ -281,6 +287,8 @@ def load_refinements(
             task_dirs = sorted(p for p in shapes_dir.glob("*_task") if p.is_dir()) or [shapes_dir]
     else:
         task_dirs = discover_task_dirs(eval_dir) if eval_dir is not None else []
+    if task_dirs:  # stage B's parser: only when there are task dirs
+        from roofline_tui.core.measured.shapes import load_task_dir
     for d in task_dirs:
         captured, task_problems = load_task_dir(d)
         problems += task_problems
@@ -292,7 +300,9 @@ def load_refinements(
         if eval_dir is not None:
             files += discover_roofline_files(eval_dir)
     counters = None
-    if files:
+    if files:  # stage C's parsers: only when there are counter files
+        from roofline_tui.core.measured.counters import load_counters
+
         counters = load_counters(files)
         problems += counters.problems
     if not tasks and counters is None:

@@ -70,16 +70,25 @@ def _name(path: Path) -> str:
 # --------------------------------------------------------------------------- reads
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, for a message: ``a directory``, ``a FIFO
+    (named pipe)``, ``a device``, ``a socket``, or ``not a regular file``."""
     if stat.S_ISDIR(mode):
-        return "is a directory, expected a file"
+        return "a directory"
     if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), expected a regular file"
+        return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, expected a regular file"
+        return "a device"
     if stat.S_ISSOCK(mode):
-        return "is a socket, expected a regular file"
-    return "is not a regular file"
+        return "a socket"
+    return "not a regular file"
+
+
+def _kind(mode: int) -> str:
+    kind = file_kind(mode)
+    if kind == "not a regular file":
+        return "is not a regular file"
+    return f"is {kind}, expected {'a file' if stat.S_ISDIR(mode) else 'a regular file'}"
 
 
 def _size(n: int) -> str:

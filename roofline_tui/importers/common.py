@@ -166,6 +166,8 @@ class PhaseAgg:
 class KernelAgg:
     name: str
     calls: int = 0
+    # set when the name alone would not tell this entry apart (a MoE kernel split by stage)
+    short_name: str | None = None
     total_us: float = 0.0
     shapes: list[Any] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
@@ -241,7 +243,7 @@ def build_topn(
         entry: dict[str, Any] = {
             "rank": rank,
             "name": agg.name,
-            "short_name": short_name(agg.name),
+            "short_name": agg.short_name or short_name(agg.name),
             "calls": agg.calls,
             "total_ms": _r(agg.total_us / 1000.0, 4),
             "avg_us": _r(agg.total_us / max(agg.calls, 1), 3),

@@ -14,6 +14,13 @@ Shapes: a kernel's launch event shares ``args.correlation`` with it; the launchi
 innermost shape-carrying ``cpu_op`` on the launch event's thread whose span encloses the launch
 (falling back to the ``cpu_op`` with the kernel's ``External id``).
 
+Split-stage MoE: a MoE kernel whose name does not say its stage, launched inside a ``cpu_op``
+whose name does (``aiter::ck_moe_stage1`` / ``aiter::ck_moe_stage2``: some libraries run both
+GEMMs of the layer through one kernel), becomes one Top-N entry per stage, ``<name> [stage1]``
+and ``<name> [stage2]`` (short names ``<short>.stage1`` / ``.stage2``), each with the launches,
+time and shapes of its own stage and a note naming the launching op. Launches outside such an
+op keep the kernel's name: then one logical op is both launches, as the engine models it.
+
 Serving steps (the rule): a ``gpu_user_annotation`` span whose name starts with ``execute_``
 is a step. Its name is searched for ``context_<n>(<tokens>)`` and ``generation_<n>(<tokens>)``
 segments (``<tokens>`` may also read ``sq<q>sk<kv>…``); args ``context_tokens`` /
@@ -41,8 +48,10 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core import units
-from roofline_tui.core.coerce import json_number, number
-from roofline_tui.core.names import cap_name
+from roofline_tui.core.classify import classify as classify_op
+from roofline_tui.core.coerce import number
+from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
+from roofline_tui.core.opmodels.moe import stage_in_name
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (
@@ -68,6 +77,8 @@ FLOW_CATS = ("ac2g", "async")
 _KERNEL_LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
                             r"ModuleLaunch", re.IGNORECASE)
 _GRAPH_LAUNCH = re.compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
+# a cpu_op that runs (part of) a MoE layer; its name may state the stage (aiter::ck_moe_stage1)
+_MOE_OP = re.compile(r"moe|expert", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
                "Layout", "MemoryFormat"}
 PROGRESS_MIN_BYTES = 64 << 20
@@ -167,7 +178,7 @@ def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] |
 
 def _num(v: Any) -> float | None:
     """A JSON number (never text) through the one coercer: huge integers become ``None``."""
-    return json_number(v)
+    return number(v, text=False)
 
 
 _ID_LIMIT = 1 << 62  # ids must fit the typed arrays
@@ -271,6 +282,13 @@ class _Collector:
         self.sig_ids: dict[str, int] = {}
         self.sigs: list[tuple[list[list[int]], list[str]]] = []
         self.cpu_ops = 0
+        # cpu ops whose name states a MoE stage (with or without shapes): thread, start, end,
+        # stage (1 or 2), op name id in ``names``
+        self.s_tid = array("q")
+        self.s_ts = array("d")
+        self.s_end = array("d")
+        self.s_stage = array("b")
+        self.s_op = array("q")
         # steps on the GPU timeline: (device, start, end, phase, ctx_tokens, dec_batch)
         self.steps: list[tuple[int, float, float, str, int, int]] = []
         # steps annotated on the CPU: (thread id, start, end, phase, ctx_tokens, dec_batch)
@@ -283,6 +301,7 @@ class _Collector:
         self._cat_kinds: dict[str, tuple[str, int]] = {}
         self._launch_kinds: dict[str, int] = {}
         self._sig_cache: dict[str, tuple[str, list[list[int]], list[str]] | None] = {}
+        self._stages: dict[str, int] = {}  # cpu_op name -> MoE stage it states (0: none)
 
     def _name_id(self, name: str) -> int:
         i = self.name_ids.get(name)
@@ -325,7 +344,7 @@ class _Collector:
         if ph != "X":
             if kind == _FLOW and ph == "s":
                 corr = _as_int(ev.get("id"))
-                ts = json_number(ev.get("ts"))
+                ts = _num(ev.get("ts"))
                 if corr is not None and ts is not None:
                     self.f_corr.append(corr)
                     self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
@@ -338,7 +357,7 @@ class _Collector:
             args = _NO_ARGS
         # ids: a plain int in range is taken as it is; anything else goes through _as_int
         if kind == _GPU:
-            ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+            ts, dur = number(ev.get("ts"), text=False), number(ev.get("dur"), text=False)
             name = ev.get("name")
             if ts is None or dur is None or dur < 0 or not isinstance(name, str):
                 self.skipped_gpu += 1
@@ -386,7 +405,7 @@ class _Collector:
         corr = args.get("correlation")
         if corr.__class__ is not int or not -_ID_LIMIT < corr < _ID_LIMIT:
             corr = _as_int(corr)
-        ts = json_number(ev.get("ts"))
+        ts = number(ev.get("ts"), text=False)
         if corr is None or ts is None:
             return
         if graph:
@@ -397,12 +416,26 @@ class _Collector:
 
     def _add_cpu_op(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
         self.cpu_ops += 1
+        ts, dur = number(ev.get("ts"), text=False), number(ev.get("dur"), text=False)
+        if ts is None or dur is None or dur < 0:
+            return
+        op = ev.get("name")
+        if isinstance(op, str):
+            stage = self._stages.get(op)
+            if stage is None:
+                said = stage_in_name(op) if _MOE_OP.search(op) else None
+                stage = 0 if said is None else 1 if said[0] == "stage1" else 2
+                if len(self._stages) < _CACHE_ITEMS:
+                    self._stages[op] = stage
+            if stage:
+                self.s_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                self.s_ts.append(ts)
+                self.s_end.append(ts + dur)
+                self.s_stage.append(stage)
+                self.s_op.append(self._name_id(op))
         raw_dims = _dims_arg(args)
         if not isinstance(raw_dims, list) or not raw_dims:
             return  # no dims: nothing to attach (what _clean_dims would say)
-        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
-        if ts is None or dur is None or dur < 0:
-            return
         cleaned = self._signature(raw_dims, args.get("Input type"))
         if cleaned is None:
             return
@@ -448,7 +481,7 @@ class _Collector:
         if not is_step_name(name):
             return
         self.execute_spans += 1
-        ts, dur = json_number(ev.get("ts")), json_number(ev.get("dur"))
+        ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
         step = parse_step(str(name), args)
         if step is None or ts is None or dur is None:
             return
@@ -647,6 +680,31 @@ def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
                 break
 
 
+def _innermost_by_thread(q_tid: array, q_ts: array, s_tid: array, s_ts: array,
+                         s_end: array) -> array:
+    """For each query ``p`` (thread ``q_tid[p]``, -1 when unknown, at time ``q_ts[p]``) the index
+    of the innermost span of the same thread (``s_tid``/``s_ts``/``s_end``) enclosing it, else
+    -1. Queries and spans are grouped by thread in one pass each."""
+    out = array("q", [-1]) * len(q_tid)
+    queries_of: dict[int, list[int]] = {}
+    for p, tid in enumerate(q_tid):
+        if tid >= 0:
+            queries = queries_of.get(tid)
+            if queries is None:
+                queries_of[tid] = [p]
+            else:
+                queries.append(p)
+    spans_of: dict[int, list[int]] = {tid: [] for tid in queries_of}
+    for j, tid in enumerate(s_tid):
+        spans = spans_of.get(tid)
+        if spans is not None:
+            spans.append(j)
+    for tid in sorted(queries_of):
+        if spans_of[tid]:
+            _innermost(s_ts, s_end, spans_of[tid], q_ts, queries_of[tid], out)
+    return out
+
+
 @dataclass
 class _Launches:
     """For each row of interest: the launching thread and time (-1 / 0 when unknown) and
@@ -718,25 +776,7 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             replayed[g_name[i]] = replayed.get(g_name[i], 0) + 1
     if n and col.c_sig:
         q_tid, q_ts = launches.tid, launches.ts
-        span_of = array("q", [-1]) * n
-        # the launches and the cpu ops of each thread, in order
-        queries_of: dict[int, list[int]] = {}
-        for p, tid in enumerate(q_tid):
-            if tid >= 0:
-                queries = queries_of.get(tid)
-                if queries is None:
-                    queries_of[tid] = [p]
-                else:
-                    queries.append(p)
-        spans_of: dict[int, list[int]] = {tid: [] for tid in queries_of}
-        for j, tid in enumerate(col.c_tid):
-            spans = spans_of.get(tid)
-            if spans is not None:
-                spans.append(j)
-        for tid in sorted(queries_of):
-            if spans_of[tid]:
-                _innermost(col.c_ts, col.c_end, spans_of[tid], q_ts, queries_of[tid], span_of)
-        del queries_of, spans_of
+        span_of = _innermost_by_thread(q_tid, q_ts, col.c_tid, col.c_ts, col.c_end)
         c_sig = col.c_sig
         sig_of = array("q", ((c_sig[j] if j >= 0 else -1) for j in span_of))
         del span_of
@@ -769,6 +809,63 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
         if not agg.shapes:
             agg.notes.append(f"no shapes recorded: {n_replayed} of {agg.calls} launches were "
                              "replayed from a CUDA/HIP graph (no launching op in the trace)")
+
+
+@dataclass
+class _StageLabel:
+    """A split-stage MoE entry: the name id it was split from, its short name, the launching
+    op(s) and how many of the kernel's launches it holds."""
+
+    short_name: str
+    ops: dict[str, int] = field(default_factory=dict)
+
+
+def _split_moe_stages(col: _Collector, device: int) -> dict[int, _StageLabel]:
+    """Give each launch of a MoE kernel whose name hides its stage the stage of the ``cpu_op``
+    that launched it (module docstring): its row is re-pointed to the name id of
+    ``<name> [stage<n>]``. Returns the new name ids with their labels."""
+    if not col.s_stage:
+        return {}
+    candidates: dict[int, bool] = {}
+    rows = array("q")
+    for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name, strict=True)):
+        if d != device:
+            continue
+        ok = candidates.get(nid)
+        if ok is None:
+            name = col.names[nid]
+            ok = candidates[nid] = (stage_in_name(name) is None
+                                    and classify_op(name, has_experts=True).op_class == "moe")
+        if ok:
+            rows.append(i)
+    if not rows:
+        return {}
+    launches = _find_launches(col, rows)
+    span_of = _innermost_by_thread(launches.tid, launches.ts, col.s_tid, col.s_ts, col.s_end)
+    labels: dict[int, _StageLabel] = {}
+    for p, j in enumerate(span_of):
+        if j < 0:
+            continue
+        i = rows[p]
+        base = col.names[col.g_name[i]]
+        stage = col.s_stage[j]
+        nid = col._name_id(f"{base} [stage{stage}]")
+        col.g_name[i] = nid
+        label = labels.get(nid)
+        if label is None:
+            suffix = f".stage{stage}"
+            short = short_name_of(base)[: SHORT_NAME_MAX - len(suffix)]
+            label = labels[nid] = _StageLabel(short + suffix)
+        op = col.names[col.s_op[j]]
+        label.ops[op] = label.ops.get(op, 0) + 1
+    return labels
+
+
+def _stage_note(label: _StageLabel, calls: int) -> str:
+    ops = ", ".join(f"{printable(op, limit=80)} ({n:,})" for op, n in
+                    sorted(label.ops.items(), key=lambda kv: (-kv[1], kv[0]))[:4])
+    return (f"split-stage MoE: the {calls:,} launches of this kernel made inside {ops}; "
+            "the kernel's launches under the other stage are a separate entry")
 
 
 def _outermost(steps: list[tuple[int, float, float, str, int, int]]
@@ -860,6 +957,7 @@ def import_torch(
         raise ImportProblem(f"{Path(path).name}: {col.what_it_holds(header)}")
     choice = choose_device(col, device_index)
     dev = choice.chosen
+    stage_labels = _split_moe_stages(col, dev)
     # per kernel name: [calls, total µs], summed in trace order
     sums: dict[int, list[Any]] = {}
     total = 0.0
@@ -877,6 +975,10 @@ def import_torch(
     aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
             for nid, (calls, total_us) in sums.items()}
     del sums
+    for nid, label in stage_labels.items():
+        agg = aggs[nid]
+        agg.short_name = label.short_name
+        agg.notes.append(_stage_note(label, agg.calls))
     ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
     top_aggs = {n: aggs[n] for n in ranked}
     top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,

@@ -8,26 +8,17 @@ from pathlib import Path
 from roofline_tui.core.store import parse_json_text, read_bytes
 
 from ..peaks import normalize_arch
+from ..rounds.layout import (  # noqa: F401 - re-exported: the package's public API
+    COUNTER_SUFFIXES,
+    NON_COUNTER_CSV,
+    discover_counter_files,
+    discover_roofline_files,
+)
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
-# CSVs a profiler writes next to its counters that hold no counters
-NON_COUNTER_CSV = (
-    "kernel_trace",
-    "agent_info",
-    "sysinfo",
-    "memory_copy",
-    "hip_api",
-    "hsa_api",
-    "marker_api",
-    "memory_allocation",
-    "scratch_memory",
-    "stats",
-    "domain_stats",
-)
 
 
 def sniff(path: Path) -> str:
@@ -280,49 +271,6 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
         if base and len(items) > 1:
             chosen[1].notes.append("baseline report preferred over post")
         _add(result.measurements, chosen[1], problems)
-
-
-def discover_counter_files(round_dir: Path) -> list[Path]:
-    """Counter files under ``ROUND_DIR/counters/`` (any depth), plus roofline-v1 reports under
-    ``EVAL_DIR/kernels/*/roofline/`` when ROUND_DIR is ``EVAL_DIR/profile/round_<R>``.
-
-    Kept: ``*.csv`` except profiler side files (kernel_trace, agent_info, sysinfo, API traces),
-    rocpd databases (``*.db``, ``*.rocpd``, ``*.sqlite*``), ``*.ncu-rep`` and
-    ``*_roofline.json``. Sorted, no duplicates; missing directories give ``[]``.
-    """
-    found: list[Path] = []
-    try:
-        root = Path(round_dir) / "counters"
-        if root.is_dir():
-            for p in sorted(root.rglob("*")):
-                if not p.is_file():
-                    continue
-                name = p.name.lower()
-                if name.endswith("_roofline.json"):
-                    found.append(p)
-                elif p.suffix.lower() in COUNTER_SUFFIXES:
-                    if p.suffix.lower() == ".csv" and any(t in name for t in NON_COUNTER_CSV):
-                        continue
-                    found.append(p)
-        rd = Path(round_dir)
-        if rd.parent.name == "profile":
-            found.extend(discover_roofline_files(rd.parent.parent))
-    except OSError:
-        pass
-    return list(dict.fromkeys(found))
-
-
-def discover_roofline_files(eval_dir: Path) -> list[Path]:
-    """``EVAL_DIR/kernels/<k>/roofline/{baseline,post}_roofline.json`` (also under ``ut/``)."""
-    out: list[Path] = []
-    try:
-        kernels = Path(eval_dir) / "kernels"
-        if kernels.is_dir():
-            for pattern in ("*/roofline/*_roofline.json", "*/ut/roofline/*_roofline.json"):
-                out.extend(sorted(kernels.glob(pattern)))
-    except OSError:
-        pass
-    return out
 
 
 def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasurement | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dtypes import canonical_dtype
+from ..rounds.layout import discover_task_dirs  # noqa: F401 - re-exported: public API
 from ._util import as_int, int_list, read_json, shape_list, to_float
 from .models import CapturedShapes, MoEParams, ShapeCase
 from .names import best_match
@@ -46,24 +47,6 @@ _CASE_SKIP = {
     "source",
     "timing",
 }
-
-
-def discover_task_dirs(eval_dir: Path) -> list[Path]:
-    """``<EVAL_DIR>/kernels/*_task/`` sorted; a task keeping its files in ``ut/`` yields the
-    ``ut`` directory. Missing ``kernels/`` gives ``[]``."""
-    out: list[Path] = []
-    try:
-        root = Path(eval_dir) / "kernels"
-        if not root.is_dir():
-            return []
-        for d in sorted(root.glob("*_task")):
-            if not d.is_dir():
-                continue
-            ut = d / "ut"
-            out.append(ut if not (d / "meta.json").exists() and ut.is_dir() else d)
-    except OSError:
-        return out
-    return out
 
 
 def _load_json(path: Path, problems: list[str]) -> object | None:

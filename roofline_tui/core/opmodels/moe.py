@@ -115,6 +115,20 @@ def _geometry(ctx: OpContext) -> tuple[Geometry, list[str]]:
                     "the recorded w1 weight [E, 2I, H]"), notes
 
 
+def stage_in_name(name: str) -> tuple[Literal["stage1", "stage2"], str] | None:
+    """The MoE stage a name states (``stage1``/``gemm1``/``gate_up``/``g1u1``/``moe1`` vs
+    ``stage2``/``gemm2``/``moe2``/``down``) and the words that say it; ``None`` when it states
+    neither, both, or names a one-stage kernel (``fmoe_*_g1u1``). For kernel names, and for the
+    launching op names an importer reads (``aiter::ck_moe_stage1``)."""
+    s1 = _STAGE1_RE.search(name)
+    s2 = _STAGE2_RE.search(name)
+    if s1 and not s2 and not _ONE_STAGE_RE.search(name):
+        return "stage1", s1.group(0)
+    if s2 and not s1:
+        return "stage2", s2.group(0)
+    return None
+
+
 def moe_stage(name: str, weights: list[list[int]], geo: Geometry | None) -> StageInfo:
     """Which part of the MoE layer one launch of this kernel runs.
 
@@ -123,13 +137,13 @@ def moe_stage(name: str, weights: list[list[int]], geo: Geometry | None) -> Stag
     transpose) alone is stage 1, ``w2 [E, H, I]`` alone is stage 2, both together a whole layer.
     """
     fused_act = _FUSED_ACT_RE.search(name) is not None
-    s1 = _STAGE1_RE.search(name)
-    s2 = _STAGE2_RE.search(name)
-    if s1 and not s2 and not _ONE_STAGE_RE.search(name):
-        return StageInfo("stage1", fused_act, f"kernel name says stage 1 ('{s1.group(0)}')")
-    if s2 and not s1:
-        return StageInfo("stage2", False, f"kernel name says stage 2 ('{s2.group(0)}')")
-    if fused_act and not s1 and not s2:
+    named = stage_in_name(name)
+    if named is not None:
+        stage, words = named
+        if stage == "stage1":
+            return StageInfo("stage1", fused_act, f"kernel name says stage 1 ('{words}')")
+        return StageInfo("stage2", False, f"kernel name says stage 2 ('{words}')")
+    if fused_act and not _STAGE1_RE.search(name) and not _STAGE2_RE.search(name):
         return StageInfo("stage1", True, "a fused activation epilogue in the name: only the "
                                          "gate/up GEMM carries one")
     if geo is not None and weights:

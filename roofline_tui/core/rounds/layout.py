@@ -206,3 +206,84 @@ def round_of(changed: Path, rounds: Iterable[Path]) -> Path | None:
             if len(root.parts) > best_len:
                 best, best_len = r, len(root.parts)
     return best
+
+
+# ------------------------------------------------ stage B/C inputs beside a round (spec §5)
+# Only where they are: the parsers live in core.measured and are imported by whoever reads them.
+
+COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
+# CSVs a profiler writes next to its counters that hold no counters
+NON_COUNTER_CSV = (
+    "kernel_trace",
+    "agent_info",
+    "sysinfo",
+    "memory_copy",
+    "hip_api",
+    "hsa_api",
+    "marker_api",
+    "memory_allocation",
+    "scratch_memory",
+    "stats",
+    "domain_stats",
+)
+
+
+def discover_counter_files(round_dir: Path) -> list[Path]:
+    """Counter files under ``ROUND_DIR/counters/`` (any depth), plus roofline-v1 reports under
+    ``EVAL_DIR/kernels/*/roofline/`` when ROUND_DIR is ``EVAL_DIR/profile/round_<R>``.
+
+    Kept: ``*.csv`` except profiler side files (kernel_trace, agent_info, sysinfo, API traces),
+    rocpd databases (``*.db``, ``*.rocpd``, ``*.sqlite*``), ``*.ncu-rep`` and
+    ``*_roofline.json``. Sorted, no duplicates; missing directories give ``[]``.
+    """
+    found: list[Path] = []
+    try:
+        root = Path(round_dir) / "counters"
+        if root.is_dir():
+            for p in sorted(root.rglob("*")):
+                if not p.is_file():
+                    continue
+                name = p.name.lower()
+                if name.endswith("_roofline.json"):
+                    found.append(p)
+                elif p.suffix.lower() in COUNTER_SUFFIXES:
+                    if p.suffix.lower() == ".csv" and any(t in name for t in NON_COUNTER_CSV):
+                        continue
+                    found.append(p)
+        rd = Path(round_dir)
+        if rd.parent.name == "profile":
+            found.extend(discover_roofline_files(rd.parent.parent))
+    except OSError:
+        pass
+    return list(dict.fromkeys(found))
+
+
+def discover_roofline_files(eval_dir: Path) -> list[Path]:
+    """``EVAL_DIR/kernels/<k>/roofline/{baseline,post}_roofline.json`` (also under ``ut/``)."""
+    out: list[Path] = []
+    try:
+        kernels = Path(eval_dir) / "kernels"
+        if kernels.is_dir():
+            for pattern in ("*/roofline/*_roofline.json", "*/ut/roofline/*_roofline.json"):
+                out.extend(sorted(kernels.glob(pattern)))
+    except OSError:
+        pass
+    return out
+
+
+def discover_task_dirs(eval_dir: Path) -> list[Path]:
+    """``<EVAL_DIR>/kernels/*_task/`` sorted; a task keeping its files in ``ut/`` yields the
+    ``ut`` directory. Missing ``kernels/`` gives ``[]``."""
+    out: list[Path] = []
+    try:
+        root = Path(eval_dir) / "kernels"
+        if not root.is_dir():
+            return []
+        for d in sorted(root.glob("*_task")):
+            if not d.is_dir():
+                continue
+            ut = d / "ut"
+            out.append(ut if not (d / "meta.json").exists() and ut.is_dir() else d)
+    except OSError:
+        return out
+    return out
