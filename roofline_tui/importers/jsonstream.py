@@ -54,7 +54,7 @@ def _reject_constant(token: str) -> Any:
 
 class TraceEventStream:
     def __init__(self, fh: TextIO, *, chunk: int = _CHUNK,
-                 on_read: Callable[[], None] | None = None) -> None:
+                 on_read: Callable[[], None] | None = None, batch: int = _BATCH_CHARS) -> None:
         self._fh = fh
         self._chunk = chunk
         self._buf = ""
@@ -66,7 +66,7 @@ class TraceEventStream:
         self._fast = json.JSONDecoder(parse_constant=_reject_constant)
         self._base = 0  # offset in the document of self._buf[0]
         self._no_batch_before = 0  # document offset: read one item at a time up to here
-        self._batch_chars = _BATCH_CHARS
+        self._batch_chars = max(1, batch)  # at most this much text decoded per batch
         self.header: dict[str, Any] = {}
         self.saw_trace_events = False
 
@@ -127,8 +127,12 @@ class TraceEventStream:
                 raise self._problem(f"invalid JSON: {exc.msg}", exc.pos) from None
             except (ValueError, RecursionError) as exc:
                 raise self._problem(f"invalid JSON: {_reason(exc)}") from None
-            # a number at the very end of the buffer may continue in the next chunk
-            if end >= len(self._buf) and not self._eof and self._fill():
+            # a value at the very end of the buffer, or a number just before it, may continue
+            # in the next chunk: "1" + ".5", "2" + "e3", "2e" + "-3" (the scanner stops at
+            # the "." / "e" it cannot use yet and returns the number so far)
+            rest = len(self._buf) - end
+            if (not self._eof and (rest <= 0 or (rest < 3 and isinstance(value, (int, float))))
+                    and self._fill()):
                 continue
             self._pos = end
             return value
