@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -135,3 +136,31 @@ def _three_d_weight(shapes: list[list[list[int]]] | None) -> bool:
         if len(dims) >= 2 and len(dims[0]) == 2 and any(len(d) == 3 for d in dims[1:]):
             return True
     return False
+
+
+# The MoE stage a name states. Kept here with the other name rules (and not in
+# core.opmodels.moe, which re-exports it) so that an importer can ask it without loading the
+# op models.
+MOE_STAGE1_RE = re.compile(
+    r"stage_?1(?![0-9])|gemm_?1(?![0-9])|gate_?up|g1u1|moe_?1(?![0-9])|\bw13\b|w1_?w3",
+    re.IGNORECASE)
+MOE_STAGE2_RE = re.compile(
+    r"stage_?2(?![0-9])|gemm_?2(?![0-9])|moe_?2(?![0-9])|down(?:_?proj)?(?![a-z])|\bw2\b",
+    re.IGNORECASE)
+# aiter's one-stage assembly kernels (``fmoe_*_g1u1*``) run both GEMMs in one launch: there
+# ``g1u1`` names the weight layout, not a stage.
+_MOE_ONE_STAGE_RE = re.compile(r"(?:^|[^a-z])fmoe", re.IGNORECASE)
+
+
+def stage_in_name(name: str) -> tuple[Literal["stage1", "stage2"], str] | None:
+    """The MoE stage a name states (``stage1``/``gemm1``/``gate_up``/``g1u1``/``moe1`` vs
+    ``stage2``/``gemm2``/``moe2``/``down``) and the words that say it; ``None`` when it states
+    neither, both, or names a one-stage kernel (``fmoe_*_g1u1``). For kernel names, and for the
+    launching op names an importer reads (``aiter::ck_moe_stage1``)."""
+    s1 = MOE_STAGE1_RE.search(name)
+    s2 = MOE_STAGE2_RE.search(name)
+    if s1 and not s2 and not _MOE_ONE_STAGE_RE.search(name):
+        return "stage1", s1.group(0)
+    if s2 and not s1:
+        return "stage2", s2.group(0)
+    return None

@@ -49,9 +49,9 @@ from typing import Any
 
 from roofline_tui.core import units
 from roofline_tui.core.classify import classify as classify_op
+from roofline_tui.core.classify import stage_in_name
 from roofline_tui.core.coerce import number
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
-from roofline_tui.core.opmodels.moe import stage_in_name
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (

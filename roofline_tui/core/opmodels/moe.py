@@ -23,6 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from roofline_tui.core.classify import MOE_STAGE1_RE as _STAGE1_RE
+from roofline_tui.core.classify import MOE_STAGE2_RE as _STAGE2_RE
+from roofline_tui.core.classify import stage_in_name  # noqa: F401 - re-exported, used below
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -48,15 +51,6 @@ ALL_EXPERTS = "all-experts"
 
 Stage = Literal["layer", "stage1", "stage2"]
 
-_STAGE1_RE = re.compile(
-    r"stage_?1(?![0-9])|gemm_?1(?![0-9])|gate_?up|g1u1|moe_?1(?![0-9])|\bw13\b|w1_?w3",
-    re.IGNORECASE)
-_STAGE2_RE = re.compile(
-    r"stage_?2(?![0-9])|gemm_?2(?![0-9])|moe_?2(?![0-9])|down(?:_?proj)?(?![a-z])|\bw2\b",
-    re.IGNORECASE)
-# aiter's one-stage assembly kernels (``fmoe_*_g1u1*``) run both GEMMs in one launch: there
-# ``g1u1`` names the weight layout, not a stage.
-_ONE_STAGE_RE = re.compile(r"(?:^|[^a-z])fmoe", re.IGNORECASE)
 # A fused activation epilogue (gpt-oss ``_matmul_ogs_*_swiglu``, trtllm ``bmm_*_swiGlu``) can only
 # sit on the gate/up GEMM: the kernel is stage 1 and writes I, not 2I, per pair.
 _FUSED_ACT_RE = re.compile(r"swi_?glu|silu|gelu|geglu|act_?and_?mul", re.IGNORECASE)
@@ -113,20 +107,6 @@ def _geometry(ctx: OpContext) -> tuple[Geometry, list[str]]:
         return Geometry(e, n, k, model.top_k, "the recorded w2 weight [E, H, I]"), notes
     return Geometry(e, k, n // 2 if n % 2 == 0 else n, model.top_k,
                     "the recorded w1 weight [E, 2I, H]"), notes
-
-
-def stage_in_name(name: str) -> tuple[Literal["stage1", "stage2"], str] | None:
-    """The MoE stage a name states (``stage1``/``gemm1``/``gate_up``/``g1u1``/``moe1`` vs
-    ``stage2``/``gemm2``/``moe2``/``down``) and the words that say it; ``None`` when it states
-    neither, both, or names a one-stage kernel (``fmoe_*_g1u1``). For kernel names, and for the
-    launching op names an importer reads (``aiter::ck_moe_stage1``)."""
-    s1 = _STAGE1_RE.search(name)
-    s2 = _STAGE2_RE.search(name)
-    if s1 and not s2 and not _ONE_STAGE_RE.search(name):
-        return "stage1", s1.group(0)
-    if s2 and not s1:
-        return "stage2", s2.group(0)
-    return None
 
 
 def moe_stage(name: str, weights: list[list[int]], geo: Geometry | None) -> StageInfo:
