@@ -204,6 +204,7 @@ class RooflineApp(App[None]):
         self.show_below = False                        # list kernels below the head threshold
         self.columns: dict[str, list[tuple[str, str, int]]] = {}  # per table: (label, key, width)
         self.watching = False          # True while the profile watcher is attached
+        self._watchers_started = False  # the watchers start after the first frame
         self.watched_inputs: tuple[Path, ...] = ()  # outside files the inputs watcher covers
         self._stop_watch = asyncio.Event()
         self._inputs_stop = asyncio.Event()
@@ -268,8 +269,15 @@ class RooflineApp(App[None]):
         if not first.render:  # no round to show yet: still lay out the empty rankings
             self.render_round()
         if self.watch_enabled:
-            self.run_worker(self.run_profile_watcher(), group="profile-watcher", exclusive=True,
-                            exit_on_error=False, name="profile watcher")
+            # after the first frame: starting the watchers imports watchfiles' async machinery
+            # (anyio), about as long again as laying out that frame
+            self.call_after_refresh(self._start_watchers)
+
+    def _start_watchers(self) -> None:
+        self._watchers_started = True
+        self.run_worker(self.run_profile_watcher(), group="profile-watcher", exclusive=True,
+                        exit_on_error=False, name="profile watcher")
+        self._sync_input_watcher()
 
     def _first_results(self, first: Decision) -> Decision:
         """Start the first analyses and wait up to FIRST_RESULT_WAIT_S for them, before anything
@@ -432,7 +440,7 @@ class RooflineApp(App[None]):
     def _sync_input_watcher(self) -> None:
         """Watch every file an analysis read outside the profile tree (env_report, config.json,
         peaks, priors): their directories, non-recursively, for exactly those files."""
-        if not self.watch_enabled:
+        if not self.watch_enabled or not self._watchers_started:
             return
         wanted = tuple(p for p in self.session.watched_inputs()
                        if not _is_within(p, self.watch_root))
