@@ -16,7 +16,15 @@ from harness import PYTHON, Context, Figure, Probe, Tree, copy_demo
 
 ROUND = "round_2"
 
+# The stack's own share of the start-up: importing pydantic and building one trivial model (what
+# any pydantic program pays before its first model exists), for context beside analyze_process.
+PYDANTIC_ONE_MODEL = ("from pydantic import BaseModel\n"
+                      "class X(BaseModel):\n    a: int = 1\n"
+                      "X(a=2).model_dump_json()\n")
+
 FIGURES = [
+    Figure("pydantic_floor", "reference: import pydantic, build and dump one model",
+           "`python -c pass`", None, "floor:pydantic_one_model", "floor:python_pass"),
     Figure("analyze_process", "`roofline analyze`, demo round, whole process", "`python -c pass`",
            5.0, "{tree}:analyze_demo", "floor:python_pass"),
     Figure("analyze_10k", "`roofline analyze`, 10,000-entry Top-N",
@@ -52,6 +60,8 @@ def analyze_argv(round_dir: Path) -> list[str]:
 def add_probes(ctx: Context) -> None:
     n = ctx.cfg["analyze_runs"]
     ctx.probes.append(Probe("floor:python_pass", [PYTHON, "-c", "pass"], None, n=n, warmup=True))
+    ctx.probes.append(Probe("floor:pydantic_one_model", [PYTHON, "-c", PYDANTIC_ONE_MODEL], None,
+                            n=n, warmup=True))
     for tree in ctx.trees:
         add_tree_probes(ctx, tree, n)
 

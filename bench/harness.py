@@ -145,7 +145,7 @@ class Figure:
     id: str
     title: str
     floor: str
-    goal: float
+    goal: float | None  # None: a reference figure, shown for context, with no goal
     num: str
     den: str
     what: str = "value_s"        # or "maxrss_kib"

@@ -7,17 +7,14 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DEMO = REPO / "roofline_tui" / "demo"
-SHARED = REPO.parent / "shared"
+from tests.paths import DEMO, WORKED_EXAMPLE
 
 
 @pytest.fixture
 def worked_example(tmp_path: Path) -> Path:
     """The spec §9 worked example (EVAL_DIR layout); returns the round_0 directory."""
     dst = tmp_path / "eval"
-    shutil.copytree(FIXTURES / "worked_example", dst)
+    shutil.copytree(WORKED_EXAMPLE, dst)
     return dst / "profile" / "round_0"
 
 

@@ -19,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.importers.synth import MOE, SynthSpec, synthetic_trace
-
-REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "roofline_tui" / "demo"
+from tests.paths import DEMO
 
 HOSTILE = "[bold red]pwn|ed$_$\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202e\ud800\x9b"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

@@ -19,8 +19,9 @@ import pytest
 
 from roofline_tui.core.measured import load_counters
 from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3, import_torch
+from tests.paths import REAL_FORMATS
 
-REAL = Path("/work/shared/real-formats")
+REAL = REAL_FORMATS
 FILES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.name != "PROVENANCE.tsv") \
     if REAL.is_dir() else []
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}

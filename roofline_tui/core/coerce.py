@@ -100,6 +100,14 @@ def number(
     max_abs: float = MAX_ABS,
 ) -> float | None:
     """:func:`coerce_number` without the reason: a finite float or ``None``."""
+    kind = type(value)
+    if kind is float or kind is int:
+        # the common case, decided without building a reason (a 10,000-row Top-N has ~60,000)
+        if abs(value) <= max_abs:  # False for NaN and ±inf; an int compare never overflows
+            f = float(value)
+            if not ((positive and f <= 0) or (nonneg and f < 0)):
+                return f
+        return None
     return coerce_number(value, positive=positive, nonneg=nonneg, text=text, max_abs=max_abs).value
 
 

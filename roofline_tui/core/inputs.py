@@ -49,11 +49,13 @@ PCT_MAX = 100.0
 def _regime_map(value: Any, *, positive: bool = True) -> dict[str, float]:
     """``{"prefill": x, "decode": y}`` with only finite numbers kept."""
     out: dict[str, float] = {}
-    if isinstance(value, dict):
+    if type(value) is dict or isinstance(value, dict):
         for key in REGIMES:
-            f = _num(value.get(key), positive=positive, nonneg=not positive)
-            if f is not None:
-                out[key] = f
+            v = value.get(key)
+            if v is not None:
+                f = _num(v, positive=positive, nonneg=not positive)
+                if f is not None:
+                    out[key] = f
     return out
 
 
@@ -72,8 +74,9 @@ def _shapes(value: Any) -> list[list[list[int]]]:
             continue
         dims_list: list[list[int]] = []
         for dims in shape_set:
+            # type(d) is int: a bool (an int subclass) is not a dimension
             if isinstance(dims, list) and len(dims) <= MAX_RANK and all(
-                isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM for d in dims
+                type(d) is int and 0 <= d <= MAX_DIM for d in dims
             ):
                 dims_list.append(list(dims))
             else:
@@ -179,6 +182,16 @@ def short_name_of(name: str) -> str:
     return short_name(name) or "?"
 
 
+# the optional numbers of an entry: (key, positive, nonneg)
+_OPTIONAL_NUMBERS = (
+    ("rank", True, False),
+    ("calls", False, True),
+    ("total_ms", False, True),
+    ("avg_us", True, False),
+    ("serving_weighted_pct", False, True),
+)
+
+
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     """Coerce one Top-N entry; ``(None, reason)`` when it cannot be used at all."""
     where = f"top_kernels[{index}]"
@@ -200,26 +213,25 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     notes: list[str] = []
     short = _str(raw.get("short_name")) or short_name_of(name)
     notes.extend(_notes(raw.get("notes"), limit=8))
-
-    def opt_num(key: str, **kw: bool) -> float | None:
-        if key not in raw or raw[key] is None:
-            return None
-        c = coerce_number(raw[key], **kw)
-        if c.value is None:
-            notes.append(f"{key} ignored: {printable(c.problem, limit=60)}")
-        elif key == "serving_weighted_pct" and c.value > PCT_MAX:
-            notes.append(f"{key} ignored: {c.value:g} is above {PCT_MAX:g}")
-            return None
-        return c.value
-
-    rank = opt_num("rank", positive=True)
-    calls = opt_num("calls", nonneg=True)
-    total_ms = opt_num("total_ms", nonneg=True)
-    avg_us = opt_num("avg_us", positive=True)
-    swp = opt_num("serving_weighted_pct", nonneg=True)
+    opt: dict[str, float | None] = {}
+    for key, positive, nonneg in _OPTIONAL_NUMBERS:
+        value = raw.get(key)
+        if value is None:
+            opt[key] = None
+            continue
+        f = number(value, positive=positive, nonneg=nonneg)
+        if f is None:
+            why = coerce_number(value, positive=positive, nonneg=nonneg).problem
+            notes.append(f"{key} ignored: {printable(why, limit=60)}")
+        elif key == "serving_weighted_pct" and f > PCT_MAX:
+            notes.append(f"{key} ignored: {f:g} is above {PCT_MAX:g}")
+            f = None
+        opt[key] = f
+    rank, calls, total_ms, avg_us, swp = (opt[k] for k, _, _ in _OPTIONAL_NUMBERS)
 
     base_latency = _regime_map(raw.get("base_latency_ms"))
-    if isinstance(raw.get("base_latency_ms"), dict):
+    if isinstance(raw.get("base_latency_ms"), dict) and len(base_latency) < len(
+            raw["base_latency_ms"]):
         bad = [k for k in REGIMES if k in raw["base_latency_ms"] and k not in base_latency]
         if bad:
             notes.append(f"base_latency_ms[{','.join(bad)}] ignored (not a positive number)")

@@ -36,6 +36,7 @@ _DIGEST_CHARS = 16
 _KD_SUFFIX = re.compile(r"(?:\s*\[clone\s+[^\]]*\]|\s*\(\.kd\)|\.kd)\s*$")
 _UNNAMED_NS = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::|<unnamed>::")
 _IDENT = re.compile(r"[A-Za-z_~$][\w$~]*")
+_PLAIN = re.compile(r"[A-Za-z_]\w*", re.ASCII)
 
 
 def cap_name(name: str, limit: int = NAME_CAP) -> str:
@@ -123,6 +124,9 @@ def short_name(name: str, limit: int | None = SHORT_NAME_MAX) -> str:
     if not s:
         return ""
     s = s[:NAME_CAP]
+    if _PLAIN.fullmatch(s) and not s.startswith("_Z"):
+        # a bare identifier (a Triton kernel, a hipBLASLt solution) is its own short name
+        return s[:limit] if limit else s
     if s.startswith("_Z"):
         demangled = _demangle_function_name(s.split()[0])
         if demangled:

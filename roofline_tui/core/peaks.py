@@ -164,6 +164,26 @@ def normalize_product(name: object) -> str | None:
     return s or None
 
 
+# A100 SXM4 boards that print their board number instead of their memory size
+# (``NVIDIA A100-PG509-200``): the device's memory tells the 40 GB part from the 80 GB one.
+_A100_SXM4_BOARD_RE = re.compile(r"^a100pg5\d{5}$")
+_A100_SXM4_BY_MEMORY = (("a100-sxm4-40gb", 40), ("a100", 80))  # (section product, GB)
+
+
+def sized_board_product(name: object, mem_bytes: float | None) -> str | None:
+    """The section product a board-number device name stands for, told apart by the device's
+    memory (``totalGlobalMem``); ``None`` when ``name`` is not such a board or the memory is
+    unknown or fits neither part. 40 GB parts report about 39.4 GiB, 80 GB parts about 79.2."""
+    norm = normalize_product(name)
+    if norm is None or not _A100_SXM4_BOARD_RE.match(norm) or not mem_bytes:
+        return None
+    gb = mem_bytes / 1e9
+    for product, size_gb in _A100_SXM4_BY_MEMORY:
+        if 0.9 * size_gb <= gb <= 1.1 * size_gb:
+            return product
+    return None
+
+
 def match_product(name: object, sections: Iterable[PeakSection]) -> PeakSection | None:
     """The section whose ``product`` the device/product string names, or ``None``.
 
@@ -451,6 +471,9 @@ _PROP_KEYS: dict[str, tuple[str, float]] = {
     "memorybuswidth": ("bus_bits", 1),
     "l2cachesize": ("l2_bytes", 1),
     "l2bytes": ("l2_bytes", 1),
+    "totalglobalmem": ("mem_bytes", 1),
+    "totalmemory": ("mem_bytes", 1),
+    "vramtotal": ("mem_bytes", 1),
 }
 _ARCH_KEYS = ("gcnarchname", "gfxarch", "gpuarch", "arch", "gfx", "name")
 _NAME_KEYS = ("productname", "marketingname", "gpumodel", "name", "modelname")
@@ -744,6 +767,18 @@ def _resolve(
         if not cand:
             continue
         sec = match_product(cand, sections)
+        why_board: str | None = None
+        if sec is None and props:
+            mem = _read_prop_numbers(props).get("mem_bytes")
+            board = sized_board_product(cand, mem)
+            sec = match_product(board, sections) if board else None
+            if sec is not None and mem:
+                why_board = (f"{cand!r} is a board number; its {mem / 1e9:.1f} GB of memory "
+                             "(deviceProperties) pick this part")
+        if sec is not None and why_board and (arch is None or sec.gfx == arch):
+            peaks = _from_section(sec, problems)
+            peaks.citation = "; ".join(p for p in (peaks.citation, why_board) if p)
+            return _with_props_checks(peaks, props)
         if sec is not None and (arch is None or sec.gfx == arch):
             return _with_props_checks(_from_section(sec, problems), props)
         if sec is not None:

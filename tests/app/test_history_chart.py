@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
+from tests.paths import UPSTREAM_SAMPLES, WORKED_EXAMPLE
 
 from .helpers import make_app, settle, static_text
 
@@ -73,7 +74,7 @@ async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
 
 
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "upstream-samples"
+SAMPLES = UPSTREAM_SAMPLES
 
 
 async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
     from .helpers import wait_until
 
     eval_dir = tmp_path / "eval"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "worked_example", eval_dir)
+    shutil.copytree(WORKED_EXAMPLE, eval_dir)
     (eval_dir / "kernels").mkdir()
     app = make_app(eval_dir / "profile", watch=True)
     async with app.run_test(size=(160, 44)) as pilot:

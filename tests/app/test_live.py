@@ -8,6 +8,8 @@ from pathlib import Path
 
 from textual.widgets import Select
 
+from tests.paths import DEMO
+
 from .helpers import (
     column,
     make_app,
@@ -114,7 +116,7 @@ async def test_profile_dir_that_does_not_exist_yet(tmp_path: Path) -> None:
         assert "does not exist yet" in status_text(app)
         assert app.pct_table.row_count == 0
         await pilot.press("r", "e", "right_square_bracket")  # nothing to do, nothing breaks
-        shutil.copytree(Path(__file__).resolve().parents[2] / "roofline_tui" / "demo", profile.parent)
+        shutil.copytree(DEMO, profile.parent)
         await wait_until(pilot, lambda: app.pct_table.row_count == 5)
         assert app.session.shown == profile / "round_2"
         assert status_text(app) == ""

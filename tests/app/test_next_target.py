@@ -17,11 +17,11 @@ from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.demangle import demangle, display_name, fit
 from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.table_csv import COLUMNS, artifact_to_csv
+from tests.paths import DEMO, REPO_ROOT, UPSTREAM_SAMPLES
 
 from .helpers import column, make_app, screen_text, settle, static_text, wait_until
 
-SAMPLES = Path("/work/shared/upstream-samples")
-REPO = Path(__file__).resolve().parents[2]
+SAMPLES = UPSTREAM_SAMPLES
 GLM = "profile_roofline.glm-5.3-flash.json"
 MINIMAX = "profile_roofline.minimax-m3.round_tuning.json"
 CK = ("_ZN5aiter26cross_device_reduce_2stageIDF16bLi8ELb0EEEvPNS_8RankDataES2_NS_11RankSignalsE"
@@ -134,7 +134,7 @@ async def test_next_target_names_host_side_levers_on_the_demo(profile: Path) -> 
 
 
 def test_levers_of_a_dispatch_bound_entry_name_fusion_and_graph_capture() -> None:
-    art = analyze_round(REPO / "roofline_tui" / "demo" / "profile" / "round_2").artifact
+    art = analyze_round(DEMO / "profile" / "round_2").artifact
     e = art.entry("triton_poi_fused_add_mul_sigmoid_silu_0")
     assert e is not None and getattr(e, "dispatch_bound", False)
     text = static_render(view.levers(e))
@@ -308,7 +308,7 @@ async def test_capital_e_writes_the_csv_atomically_and_does_not_recompute(profil
 
 
 def test_csv_has_the_tables_columns_and_defuses_formulas() -> None:
-    art = analyze_round(REPO / "roofline_tui" / "demo" / "profile" / "round_2").artifact
+    art = analyze_round(DEMO / "profile" / "round_2").artifact
     text = artifact_to_csv(art)
     rows = list(csv.reader(io.StringIO(text)))
     assert tuple(rows[0]) == COLUMNS and len(rows) == 1 + len(art.entries)
@@ -354,7 +354,7 @@ def test_analyze_csv_flag_writes_the_csv_beside_the_artifact(demo_root: Path) ->
 
     r = demo_root / "profile" / "round_0"
     done = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(r), "--csv"],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(io.StringIO((r / "profile_roofline.csv").read_text())))
     stored = json.loads((r / "profile_roofline.json").read_text())

@@ -18,8 +18,7 @@ from roofline_tui.core.rounds.layout import (
     round_of,
     rounds_at,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import DEMO, REPO_ROOT
 
 
 def test_numeric_rounds_in_numeric_order_named_rounds_after_by_mtime(tmp_path: Path) -> None:
@@ -76,7 +75,7 @@ def test_round_of_maps_a_changed_file_to_its_round(tmp_path: Path) -> None:
 
 
 def test_rankings_follow_the_engine_and_show_rank_movement() -> None:
-    result = analyze_round(REPO / "roofline_tui" / "demo" / "profile" / "round_0")
+    result = analyze_round(DEMO / "profile" / "round_0")
     a = result.artifact
     pct_rows, gain_rows = view.rankings(a)
     assert [r.key for r in pct_rows] == a.ranking_by_pct
@@ -117,7 +116,7 @@ def test_untrusted_names_render_literally() -> None:
 
 
 def test_suspect_entry_shows_raw_ratio_and_bytes_upper_bound() -> None:
-    result = analyze_round(REPO / "roofline_tui" / "demo" / "profile" / "round_0")
+    result = analyze_round(DEMO / "profile" / "round_0")
     e = result.artifact.entry("elementwise_kernel")
     assert e is not None and e.suspect
     assert view.roofline_text(e).plain == "100%!"
@@ -129,4 +128,4 @@ def test_suspect_entry_shows_raw_ratio_and_bytes_upper_bound() -> None:
 def test_importing_the_cli_does_not_import_textual() -> None:
     code = ("import sys; from roofline_tui.cli import build_parser; build_parser(); "
             "assert 'textual' not in sys.modules, 'textual imported'")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT, timeout=60)

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.cli import COMMANDS, build_parser, main
+from tests.paths import REPO_ROOT
 
 from .helpers import roofline
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _subcommands(parser) -> dict:
@@ -79,7 +78,7 @@ def test_help_states_the_engines_defaults() -> None:
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))\n"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=REPO, timeout=120)
+                          cwd=REPO_ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return set(proc.stdout.split())
 

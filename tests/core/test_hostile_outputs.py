@@ -14,6 +14,7 @@ from roofline_tui.core.artifact import Artifact, Degraded, Entry, artifact_to_js
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.textsafe import escaped, json_safe, md_cell, printable, valid_unicode
+from tests.paths import WORKED_EXAMPLE
 
 EVIL = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202e[bold red]x|y$_$\ud800\x9b"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -107,7 +108,7 @@ def test_plot_labels_are_plain_text(tmp_path: Path) -> None:
     from roofline_tui.core.plot import write_plot
 
     rnd = tmp_path / "eval"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "worked_example", rnd)
+    shutil.copytree(WORKED_EXAMPLE, rnd)
     topn = rnd / "profile" / "round_0" / "profile_topN.json"
     doc = json.loads(topn.read_text())
     for k in doc["top_kernels"]:

@@ -34,10 +34,9 @@ from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.rounds.analysis import RoundSources, write_artifact
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
 from roofline_tui.core.rounds.playbook import PriorsError, load_priors
+from tests.paths import DEMO, MEASURED_FIXTURES
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "roofline_tui" / "demo"
-MEASURED = REPO / "tests" / "measured" / "fixtures"
+MEASURED = MEASURED_FIXTURES
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from roofline_tui.core.inputs import short_name_of
 from roofline_tui.core.measured.models import CounterSet, KernelMeasurement
 from roofline_tui.core.measured.names import NameIndex, best_match
 from roofline_tui.core.measured.names import short_name as measured_short_name
-from roofline_tui.core.names import NAME_CAP, cap_name, short_name
+from roofline_tui.core.names import NAME_CAP, SHORT_NAME_MAX, cap_name, short_name
 from roofline_tui.importers.common import short_name as importer_short_name
 
 # the three real names each of the two old rules got wrong (issue 13 item 10)
@@ -111,3 +113,14 @@ def test_a_megabyte_topn_name_is_capped_where_it_is_read() -> None:
     b, _ = parse_entry({"name": "x" * 1_000_000 + "b", "pct_gpu_time": 5}, 1)
     assert a is not None and b is not None
     assert len(a.name) <= NAME_CAP and a.name != b.name  # the digest keeps them apart
+
+
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,80}", fullmatch=True))
+def test_a_bare_identifier_is_its_own_short_name(name: str) -> None:
+    # the fast path for plain names (Triton kernels, hipBLASLt solutions): kept as written, cut to
+    # the short-name limit; a mangled symbol still goes through the demangler
+    if name.startswith("_Z"):
+        return
+    assert short_name(name) == name[:SHORT_NAME_MAX]
+    # and the general rule (here: the head before an argument list) agrees
+    assert short_name(f"{name}(int, float*)") == name[:SHORT_NAME_MAX]

@@ -94,3 +94,32 @@ def test_host_link_peaks(bundled, arch, product, bw, label):
 def test_unknown_host_link_gives_none(bundled):
     link, note = host_link_for(resolve_peaks(bundled, gfx="gfx1100"))
     assert link is None and "unknown" in note
+
+
+# The board-number name some clouds' A100s print. totalGlobalMem of the real trace
+# (hta_A100_simple_add_trace_trimmed.json): 42,297,524,224 B = 42.3 GB -> the 40 GB part, whose
+# HBM2 moves 1.555 TB/s, not the 80 GB default's 2.039 TB/s (31 % more).
+@pytest.mark.parametrize(("mem_bytes", "product", "hbm"), [
+    (42_297_524_224, "a100-sxm4-40gb", 1.555e12),
+    (85_198_045_184, "a100", 2.039e12),  # an 80 GB SXM4 board: 85.2 GB
+])
+def test_a100_board_number_is_told_apart_by_its_memory(bundled, mem_bytes, product, hbm):
+    props = {"name": "NVIDIA A100-PG509-200", "totalGlobalMem": mem_bytes,
+             "computeMajor": 8, "computeMinor": 0, "numSms": 108}
+    p = resolve_peaks(bundled, gfx="sm_80", device_props=props)
+    assert (p.product, p.hbm_bw_bytes_s, p.confidence) == (product, hbm, "high")
+    assert "board number" in (p.citation or "") and f"{mem_bytes / 1e9:.1f} GB" in p.citation
+
+
+def test_a100_board_number_without_memory_is_the_default_at_medium(bundled):
+    p = resolve_peaks(bundled, gfx="sm_80",
+                      device_props={"name": "NVIDIA A100-PG509-200", "numSms": 108})
+    assert (p.product, p.confidence) == ("a100", "medium")
+    assert any("A100-PG509-200" in q for q in p.problems)
+
+
+def test_a100_board_number_with_an_odd_memory_size_is_not_guessed(bundled):
+    # 24 GB fits neither part: no board guess, the arch default at medium
+    p = resolve_peaks(bundled, gfx="sm_80",
+                      device_props={"name": "NVIDIA A100-PG509-200", "totalGlobalMem": 24e9})
+    assert (p.product, p.confidence) == ("a100", "medium")

@@ -22,11 +22,10 @@ from roofline_tui.core.peaks import (
     peak_flops_for,
     resolve_peaks,
 )
+from tests.paths import REPO_ROOT, SHARED
 
-SHARED = Path("/work/shared")
 UPSTREAM = SHARED / "upstream-samples" / "peaks.md"
 REAL = SHARED / "real-formats"
-REPO = Path(__file__).resolve().parents[2]
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared reference files absent")
 
@@ -89,10 +88,10 @@ def test_bundled_table_sections_are_sound(bundled):
 
 
 def test_repo_root_symlink_points_at_bundled_table():
-    link = REPO / "peaks.md"
+    link = REPO_ROOT / "peaks.md"
     assert link.is_symlink()
     assert not Path(link.readlink()).is_absolute()
-    assert link.resolve() == (REPO / "roofline_tui" / "data" / "peaks.md").resolve()
+    assert link.resolve() == (REPO_ROOT / "roofline_tui" / "data" / "peaks.md").resolve()
 
 
 @pytest.mark.parametrize(

@@ -72,3 +72,12 @@ def test_coercer_never_raises_and_returns_finite(value: object) -> None:
 def test_si_never_shows_an_exponent(value: float) -> None:
     out = units.si(value, "B")
     assert "e+" not in out and "e-" not in out
+
+
+@given(st.one_of(st.integers(min_value=-(10**40), max_value=10**40), st.floats(), st.booleans()),
+       st.booleans(), st.booleans())
+def test_number_fast_path_agrees_with_the_coercer(value: object, positive: bool,
+                                                  nonneg: bool) -> None:
+    # number() decides plain ints and floats without building a reason: same answer either way
+    assert number(value, positive=positive, nonneg=nonneg) == \
+        coerce_number(value, positive=positive, nonneg=nonneg).value

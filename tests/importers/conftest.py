@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-REAL = Path("/work/shared/real-formats")
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import REAL_FORMATS, REPO_ROOT
+
+REAL = REAL_FORMATS
+REPO = REPO_ROOT
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

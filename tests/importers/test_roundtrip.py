@@ -9,8 +9,7 @@ from pathlib import Path
 
 from roofline_tui.importers import import_torch, write_round
 from roofline_tui.importers.synth import GEMM, SynthSpec, write_trace
-
-from .conftest import REPO
+from tests.paths import REPO_ROOT
 
 
 def test_imported_topn_is_analyzed(tmp_path: Path) -> None:
@@ -21,7 +20,7 @@ def test_imported_topn_is_analyzed(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "roofline_tui", "analyze", str(round_dir), "--device", "MI300X",
          "--head-threshold", "0", "--json"],
-        capture_output=True, text=True, cwd=REPO, timeout=120)
+        capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     artifact = json.loads(proc.stdout[proc.stdout.index("{"):])
     entries = {e["name"]: e for e in artifact["entries"]}

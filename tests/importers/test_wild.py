@@ -19,10 +19,9 @@ from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3,
 from roofline_tui.importers.finish import finish_import
 from roofline_tui.importers.tables import rocpd_uri
 from roofline_tui.importers.torch_trace import parse_step
+from tests.paths import REAL_FORMATS, REPO_ROOT, WILD_FIXTURES
 
-from .conftest import REPO
-
-F = REPO / "tests" / "fixtures" / "wild"
+F = WILD_FIXTURES
 
 
 def _gpu_sums(doc: dict, cats: set[str]) -> tuple[dict[str, list[float]], float]:
@@ -129,7 +128,7 @@ def test_graph_capture_warns_launches_far_outnumber_kernels(cli, tmp_path: Path)
     assert topn.graph_replay.launch_calls == 60 and "misses" in (topn.graph_replay.warning or "")
     # analyze carries it into the artifact's typed field (the dashboard's) and its markdown
     run = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(tmp_path / "r")],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     art = json.loads((tmp_path / "r" / "profile_roofline.json").read_text())
     assert art["graph_replay"]["kernel_events"] == 10
@@ -313,7 +312,7 @@ def test_import_records_the_device_and_says_what_next(cli, tmp_path: Path) -> No
     assert "needs one for kernels without recorded shapes" in proc.stdout
     # analyze then runs on that device without flags
     run = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(out)],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     art = json.loads((out / "profile_roofline.json").read_text())
     assert art["gfx"] == "gfx942"
@@ -454,7 +453,7 @@ def test_dashboard_degraded_pane_shows_the_graph_replay_warning() -> None:
 def test_kernel_trace_names_the_device_from_agent_info_beside_it(tmp_path: Path) -> None:
     """rocprofv3 writes ``<pid>_agent_info.csv`` next to the kernel trace; its GPU row
     (``Name=gfx950``) names the arch. Built from two real files of the shared folder."""
-    real = Path("/work/shared/real-formats/rocprofv3")
+    real = REAL_FORMATS / "rocprofv3"
     trace = real / "rocm-systems_rocprof-compute_MI300A_vecCopy_kernel_trace.csv"
     info = real / "hipkittens_gfx950_bank_test_agent_info.csv"
     if not (trace.exists() and info.exists()):

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
 from roofline_tui.core.artifact import Artifact, Entry, HeadroomClass, Regime
@@ -106,12 +106,23 @@ class RoundSnapshot(BaseModel):
     topn_found: bool = False
     problems: list[str] = Field(default_factory=list)
     artifact: Artifact | None = Field(default=None, exclude=True)
+    # kernel() index, rebuilt when ``kernels`` is replaced
+    _by_key: dict[tuple[str, str | None], KernelObs] | None = PrivateAttr(default=None)
+    _index_of: list[KernelObs] | None = PrivateAttr(default=None)
+    _index_len: int = PrivateAttr(default=0)
 
     def kernel(self, name: str, regime: str | None = None) -> KernelObs | None:
-        for k in self.kernels:
-            if k.name == name and (regime is None or k.regime == regime):
-                return k
-        return None
+        """The kernel ``name`` (in ``regime``, else its first row); by index, so that looking up
+        every kernel of a 10,000-row round stays linear. The index follows ``kernels`` being
+        replaced or grown."""
+        if (self._by_key is None or self._index_of is not self.kernels
+                or self._index_len != len(self.kernels)):
+            by_key: dict[tuple[str, str | None], KernelObs] = {}
+            for k in self.kernels:
+                by_key.setdefault((k.name, k.regime), k)
+                by_key.setdefault((k.name, None), k)
+            self._by_key, self._index_of, self._index_len = by_key, self.kernels, len(self.kernels)
+        return self._by_key.get((name, regime))
 
     @property
     def is_round0(self) -> bool:
@@ -242,8 +253,9 @@ def _kernels(topn: TopN | None, art: Artifact | None, problems: list[str]) -> li
                 obs.t_ms, obs.t_ms_source = t_ms if t_ms is not None else head.t_ms, why
                 obs.pct_gpu_time = t.pct_gpu_time
             else:
-                obs = KernelObs(name=t.name, short_name=t.short_name, regime=regime, t_ms=t_ms,
-                                t_ms_source=why, pct_gpu_time=t.pct_gpu_time)
+                obs = KernelObs(
+                    name=t.name, short_name=t.short_name, regime=regime, t_ms=t_ms,
+                    t_ms_source=why, pct_gpu_time=t.pct_gpu_time)
             seen.add(t.name)
             out.append(obs)
     # An artifact without a Top-N (e.g. an upstream artifact on its own): its heads only.

@@ -6,7 +6,6 @@ import math
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,8 @@ from roofline_tui.core.chart import (
     decade_label,
 )
 from roofline_tui.core.rounds.analysis import analyze_round
+from tests.paths import DEMO, REPO_ROOT
 
-HERE = Path(__file__).resolve().parent
-DEMO = HERE.parent.parent / "roofline_tui" / "demo"
 REL = 1e-9
 
 
@@ -261,5 +259,5 @@ def test_geometry_module_imports_no_drawing_library() -> None:
             "bad = [m for m in ('textual', 'matplotlib', 'plotext') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=HERE.parent.parent)
+                         cwd=REPO_ROOT)
     assert res.returncode == 0, res.stdout + res.stderr

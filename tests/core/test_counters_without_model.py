@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import REPO_ROOT
 
 
 def _round(tmp: Path, *, counters: bool = True) -> Path:
@@ -41,7 +41,7 @@ def _round(tmp: Path, *, counters: bool = True) -> Path:
 
 def _analyze(r: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(r)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+                          capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads((r / "profile_roofline.json").read_text())
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import ATTN, MOE, read
+from tests.core.rounds.conftest import ATTN, MOE, read
 
 
 def roofline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import edit_topn, kernel
+from tests.core.helpers import edit_topn, kernel
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import roofline_tui
+from tests.paths import DEMO, ROUNDS_FIXTURES
 
-DEMO = Path(roofline_tui.__file__).resolve().parent / "demo"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = ROUNDS_FIXTURES
 MOE = "fused_moe_kernel"
 ATTN = "kernel_paged_attention_2d"
 

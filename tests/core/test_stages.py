@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.rounds.analysis import RoundSources
+from tests.paths import MEASURED_FIXTURES
 
 from .helpers import entry, run
 
-MEASURED = Path(__file__).resolve().parent.parent / "measured" / "fixtures"
+MEASURED = MEASURED_FIXTURES
 MOE_COUNTERS = MEASURED / "counters" / "worked_example_moe" / "counter_collection.csv"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,8 +14,9 @@ from roofline_tui.core.artifact import BOUND_TYPES, HEADROOM_CLASSES, Artifact, 
 from roofline_tui.core.inputs import load_env_report, load_topn, parse_env_report, parse_topn
 from roofline_tui.core.model_config import load_model_config
 from roofline_tui.core.peaks import load_peak_table, resolve_peaks
+from tests.paths import WORKED_EXAMPLE
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "worked_example"
+FIXTURE = WORKED_EXAMPLE
 BASE_TOPN = json.loads((FIXTURE / "profile" / "round_0" / "profile_topN.json").read_text())
 BASE_ENV = json.loads((FIXTURE / "env_report.json").read_text())
 MODEL, _ = load_model_config(FIXTURE / "config.json")

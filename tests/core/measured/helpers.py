@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-REAL = Path("/work/shared/real-formats")
-UPSTREAM = Path("/work/shared/upstream-samples")
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.paths import MEASURED_FIXTURES, REAL_FORMATS, UPSTREAM_SAMPLES
+
+REAL = REAL_FORMATS
+UPSTREAM = UPSTREAM_SAMPLES
+FIXTURES = MEASURED_FIXTURES
 ROCPROF = REAL / "rocprofv3"
 NCU = REAL / "ncu"
 

@@ -11,8 +11,7 @@ import pytest
 
 from roofline_tui.core.artifact import Artifact, artifact_json_schema
 from roofline_tui.core.markdown import artifact_to_markdown
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+from tests.paths import SHARED
 
 SAMPLES = sorted((SHARED / "upstream-samples").glob("profile_roofline.*.json"))
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.measured import load_counters, match_measurement
+from tests.paths import WILD_FIXTURES
 
-F = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
+F = WILD_FIXTURES
 MIB8 = 8 * 1024 * 1024  # vcopy -n 1048576: 1,048,576 doubles = 8,388,608 B each way
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "roofline_tui"
+from tests.paths import PACKAGE
+
 UI_LIBRARIES = {"textual", "textual_plotext", "rich", "plotext", "matplotlib", "watchfiles"}
 FRONT_ENDS = {"app", "commands", "cli", "rounds_cli", "importers", "plot"}
 LAZY_MATPLOTLIB = PACKAGE / "core" / "plot.py"  # the documented exception

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.importers.synth import SynthSpec, write_trace
-
-from .conftest import REAL, need
+from tests.importers.conftest import REAL, need
 
 
 def _one_error_line(proc) -> str:

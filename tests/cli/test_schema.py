@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from roofline_tui.cli import main
+from tests.paths import MEASURED_FIXTURES
 
-MEASURED = Path(__file__).resolve().parent.parent / "measured" / "fixtures"
+MEASURED = MEASURED_FIXTURES
 MOE_COUNTERS = MEASURED / "counters" / "worked_example_moe" / "counter_collection.csv"
 SHAPES = MEASURED / "eval" / "kernels"
 

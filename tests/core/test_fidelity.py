@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import MEASURED_FIXTURES
+
 from .fidelity_helpers import LLAMA_8B, QWEN3_30B_A3B, kernel, make_round
 from .helpers import entry, run
 
@@ -214,8 +216,7 @@ def test_unknown_product_caps_confidence_at_medium(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- stages B and C
 
-COUNTERS = (Path(__file__).resolve().parent.parent / "measured" / "fixtures" / "counters"
-            / "worked_example_moe" / "counter_collection.csv")
+COUNTERS = MEASURED_FIXTURES / "counters" / "worked_example_moe" / "counter_collection.csv"
 
 
 def _moe_task(worked_example: Path, counts: dict[int, float], latency_ms: float | None) -> None:

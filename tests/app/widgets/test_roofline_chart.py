@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from roofline_tui.app.widgets.roofline_chart import RooflineChart, legend_text
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.chart import build_chart
+from tests.paths import CHART_FIXTURES
 
-DATA = Path(__file__).resolve().parent / "data"
 # A frozen copy of `roofline analyze roofline_tui/demo/profile/round_0 --json`, so the snapshot
 # tracks the chart, not every later engine change.
-DEMO_ARTIFACT = DATA / "demo_round0_artifact.json"
+DEMO_ARTIFACT = CHART_FIXTURES / "demo_round0_artifact.json"
 SIZE = (120, 40)
 
 
