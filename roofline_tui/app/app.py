@@ -221,6 +221,14 @@ class RooflineApp(App[None]):
 
     # -- layout ---------------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        """The screen, born with the breakpoint class of the terminal's width: the first Resize
+        then finds its class already set. Added by that Resize instead, it made every widget
+        be styled again and the whole screen laid out again right after the first frame."""
+        width = self.size.width
+        wide = [c for w, c in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= w]
+        return Screen(id="_default", classes=wide[0] if wide else None)
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
             yield RoundSelect([], prompt="no rounds", allow_blank=True, compact=True,
