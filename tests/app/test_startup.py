@@ -65,7 +65,9 @@ async def test_a_tab_built_late_follows_a_round_change(profile: Path) -> None:
         lines = [ln.split() for ln in text.splitlines() if ln.strip()]
         assert [ln[0] for ln in lines[1:4]] == ["0", "1", "2"]
         # and the Degraded label still counts the round shown (round 1), not the first one
-        art = app.shown_result.artifact
+        result = app.shown_result
+        assert result is not None
+        art = result.artifact
         n = len(art.degraded) + len(art.skill_errors)
         label = str(app.detail.tabs.get_tab("degraded").label)
         assert label == (f"Degraded ({n})" if n else "Degraded")
