@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -607,10 +607,10 @@ class RooflineApp(App[None]):
                 self.columns[table_id] = spec
                 self.query_one(f"#{table_id}", RankTable).set_columns(spec)
 
-    def on_resize(self) -> None:
-        # The app's first Resize comes with the size the columns were already fitted to: only
+    def on_resize(self, event: events.Resize) -> None:
+        # The app's first Resize comes with the width the columns were already fitted to: only
         # a real change of width refits them (and redraws the rankings).
-        if self.columns and (self.size.width or 120) != self._fitted_width:
+        if self.columns and (event.size.width or 120) != self._fitted_width:
             self.call_after_refresh(self.render_tables)
 
     def render_next(self) -> None:
