@@ -16,9 +16,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -31,7 +32,6 @@ from roofline_tui.app.session import INVALID_AFTER_S, Decision, Session
 from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
 from roofline_tui.app.widgets.help_screen import HelpScreen, KeySection
 from roofline_tui.app.widgets.rank_table import RankTable
-from roofline_tui.app.widgets.roofline_chart import RooflineChart
 from roofline_tui.core import demangle as names
 from roofline_tui.core import units
 from roofline_tui.core.analyze import AnalyzeOptions
@@ -43,6 +43,9 @@ from roofline_tui.core.rounds.layout import TOPN_NAME, is_relevant_change, round
 from roofline_tui.core.rounds.snapshot import RoundSnapshot
 from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
+
+if TYPE_CHECKING:
+    from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
 BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
 
@@ -68,6 +71,49 @@ class RoundSelect(Select[str]):
             self.value = value
 
 
+class KeysFooter(Footer):
+    """Textual's Footer, rebuilt at most once per frame and only when the keys it shows change.
+
+    The stock Footer rebuilds all its keys after every bindings change, even when several are
+    queued for the same frame (at start-up: the screen resuming, the first focus, the focus
+    settling) and even when nothing it shows changed (moving between the two rankings). With
+    eleven keys each rebuild removes and mounts eleven widgets and lays the footer out again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rebuild_queued = False
+        self._shown_keys: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        # The stock Footer starts empty and fills itself after the first frame; the keys are
+        # known from the start (the app's), so the first frame shows them and the rebuild that
+        # follows finds nothing changed.
+        self._bindings_ready = True
+        self._shown_keys = self._keys()
+        yield from super().compose()
+
+    def bindings_changed(self, screen: Screen) -> None:
+        # the stock handler's checks, then one queued rebuild instead of one per call
+        self._bindings_ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        if not self._rebuild_queued:
+            self._rebuild_queued = True
+            self.call_after_refresh(self._rebuild)
+
+    def _keys(self) -> tuple[object, ...]:
+        return tuple((b.key, b.action, b.description, b.key_display, enabled, tooltip)
+                     for _, b, enabled, tooltip in self.screen.active_bindings.values()
+                     if b.show)
+
+    async def _rebuild(self) -> None:
+        self._rebuild_queued = False
+        keys = self._keys()
+        if keys != self._shown_keys:
+            self._shown_keys = keys
+            await self.recompose()
+
+
 class RooflineApp(App[None]):
     """Two rankings side by side, a drill-down, live recompute and export."""
 
@@ -76,6 +122,13 @@ class RooflineApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # side by side from 120 columns
     WIDE_FROM = 120
     ESCAPE_TO_MINIMIZE = False  # our escape minimizes and puts focus back on the rankings
+    # The rankings have focus from the start. Named here rather than focused in on_mount: each
+    # focus change makes the Footer rebuild its keys once the screen settles, so a second one
+    # would rebuild them again right after the first paint.
+    AUTO_FOCUS = "#by-pct"
+    # How long the start waits for the shown round's first analysis before drawing anything
+    # (the demo's takes about 0.1 s; a larger one is shown as "analysing…" meanwhile).
+    FIRST_RESULT_WAIT_S = 0.4
 
     BINDINGS = [
         # help and quit first: the footer keeps them when the terminal is narrow
@@ -150,6 +203,7 @@ class RooflineApp(App[None]):
         self.show_below = False                        # list kernels below the head threshold
         self.columns: dict[str, list[tuple[str, str, int]]] = {}  # per table: (label, key, width)
         self.watching = False          # True while the profile watcher is attached
+        self._watchers_started = False  # the watchers start after the first frame
         self.watched_inputs: tuple[Path, ...] = ()  # outside files the inputs watcher covers
         self._stop_watch = asyncio.Event()
         self._inputs_stop = asyncio.Event()
@@ -158,8 +212,21 @@ class RooflineApp(App[None]):
         self._rows: dict[str, view.Row] = {}
         self._pane_key: dict[str, object] = {}  # what each drill-down pane shows (render cache)
         self._recheck_timer: object | None = None
+        self._fitted_width = 0  # the terminal width the rankings' columns were fitted to
+        # the first analyses' way back while on_mount waits for them (see _first_results)
+        self._handoff = threading.Lock()
+        self._first_wait: threading.Event | None = None
+        self._first_arrived: list[RoundAnalyzed | RoundFailed] = []
 
     # -- layout ---------------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen:
+        """The screen, born with the breakpoint class of the terminal's width: the first Resize
+        then finds its class already set. Added by that Resize instead, it made every widget
+        be styled again and the whole screen laid out again right after the first frame."""
+        width = self.size.width
+        wide = [c for w, c in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= w]
+        return Screen(id="_default", classes=wide[0] if wide else None)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
@@ -179,7 +246,7 @@ class RooflineApp(App[None]):
                 yield RankTable([], id="by-gain")
         yield DetailPanel(id="detail")
         yield Input(placeholder="filter kernels by name (enter: keep, escape: clear)", id="filter")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def pct_table(self) -> RankTable:
@@ -202,12 +269,42 @@ class RooflineApp(App[None]):
         return self._rows.get(self.selected_key) if self.selected_key else None
 
     def on_mount(self) -> None:
-        self.pct_table.focus()
-        self.apply(self.session.rescan(initial=True))
-        self.render_round()
+        first = self.session.rescan(initial=True)
+        if first.render and first.analyze:
+            first.merge(self._first_results(first))
+        self.apply(first)
+        if not first.render:  # no round to show yet: still lay out the empty rankings
+            self.render_round()
         if self.watch_enabled:
-            self.run_worker(self.run_profile_watcher(), group="profile-watcher", exclusive=True,
-                            exit_on_error=False, name="profile watcher")
+            # after the first frame: starting the watchers imports watchfiles' async machinery
+            # (anyio) and attaches them, 80-100 ms of CPU that the first frame need not wait for
+            self.call_after_refresh(self._start_watchers)
+
+    def _start_watchers(self) -> None:
+        self._watchers_started = True
+        self.run_worker(self.run_profile_watcher(), group="profile-watcher", exclusive=True,
+                        exit_on_error=False, name="profile watcher")
+        self._sync_input_watcher()
+
+    def _first_results(self, first: Decision) -> Decision:
+        """Start the first analyses and wait up to FIRST_RESULT_WAIT_S for them, before anything
+        is drawn: a round that is quick to analyse then appears in the very first frame, instead
+        of a frame that says "analysing…" being laid out and painted and at once replaced (about
+        a third of the start-up's screen work, done while the analysis competes for the
+        interpreter). A slower analysis goes on in the background and is shown when it
+        arrives, as it always was."""
+        wait = self._first_wait = threading.Event()
+        for r, seq in first.analyze:
+            self._start_analysis(r, seq)
+        first.analyze = []
+        wait.wait(self.FIRST_RESULT_WAIT_S)
+        with self._handoff:
+            self._first_wait = None  # from now on results come back as messages
+            arrived, self._first_arrived = self._first_arrived, []
+        outcome = Decision()
+        for message in arrived:
+            outcome.merge(self._outcome(message))
+        return outcome
 
     def on_unmount(self) -> None:
         self._stop_watch.set()
@@ -245,13 +342,21 @@ class RooflineApp(App[None]):
                          name=f"analyze {round_name(r)}").start()
 
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
+        message: RoundAnalyzed | RoundFailed
         try:
             result = analyze_round_with_history(round_dir, self.sources, self.options,
                                                 cache=self.round_cache)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
-            self.post_message(RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(RoundAnalyzed(round_dir, seq, result))
+            message = RoundFailed(round_dir, seq, f"{type(exc).__name__}: {exc}")
+        else:
+            message = RoundAnalyzed(round_dir, seq, result)
+        with self._handoff:
+            if self._first_wait is not None:  # on_mount is waiting for the first results
+                self._first_arrived.append(message)
+                if len(self._first_arrived) >= len(self._analysing):
+                    self._first_wait.set()
+                return
+        self.post_message(message)
 
     def _finished(self, r: Path) -> None:
         self._analysing.pop(r, None)
@@ -259,13 +364,17 @@ class RooflineApp(App[None]):
         if queued is not None:
             self._start_analysis(r, queued)
 
-    def on_round_analyzed(self, message: RoundAnalyzed) -> None:
+    def _outcome(self, message: RoundAnalyzed | RoundFailed) -> Decision:
         self._finished(message.round_dir)
-        self.apply(self.session.analyzed(message.round_dir, message.seq, message.result))
+        if isinstance(message, RoundAnalyzed):
+            return self.session.analyzed(message.round_dir, message.seq, message.result)
+        return self.session.failed(message.round_dir, message.seq, message.error)
+
+    def on_round_analyzed(self, message: RoundAnalyzed) -> None:
+        self.apply(self._outcome(message))
 
     def on_round_failed(self, message: RoundFailed) -> None:
-        self._finished(message.round_dir)
-        self.apply(self.session.failed(message.round_dir, message.seq, message.error))
+        self.apply(self._outcome(message))
 
     @property
     def busy(self) -> bool:
@@ -338,7 +447,7 @@ class RooflineApp(App[None]):
     def _sync_input_watcher(self) -> None:
         """Watch every file an analysis read outside the profile tree (env_report, config.json,
         peaks, priors): their directories, non-recursively, for exactly those files."""
-        if not self.watch_enabled:
+        if not self.watch_enabled or not self._watchers_started:
             return
         wanted = tuple(p for p in self.session.watched_inputs()
                        if not _is_within(p, self.watch_root))
@@ -478,6 +587,7 @@ class RooflineApp(App[None]):
         """Columns for the current width: side by side from WIDE_FROM columns, stacked below;
         the kernel column takes what the others leave, lower-value columns go first."""
         width = self.size.width or 120
+        self._fitted_width = width
         each = width // 2 if width >= self.WIDE_FROM else width
         longest = max((len(t) for t in display.values()), default=view.MIN_KERNEL)
         has_serving = result is not None and any(
@@ -496,8 +606,10 @@ class RooflineApp(App[None]):
                 self.columns[table_id] = spec
                 self.query_one(f"#{table_id}", RankTable).set_columns(spec)
 
-    def on_resize(self) -> None:
-        if self.columns:
+    def on_resize(self, event: events.Resize) -> None:
+        # The app's first Resize comes with the width the columns were already fitted to: only
+        # a real change of width refits them (and redraws the rankings).
+        if self.columns and (event.size.width or 120) != self._fitted_width:
             self.call_after_refresh(self.render_tables)
 
     def render_next(self) -> None:
@@ -812,6 +924,9 @@ class RooflineApp(App[None]):
 
     def help_sections(self) -> list[KeySection]:
         from textual.app import App as _App
+
+        # the chart's module is imported when its tab is first built (see DetailPanel)
+        from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
         palette = Binding(_App.COMMAND_PALETTE_BINDING, "command_palette", "Palette",
                           tooltip="command palette: every command below, by name")

@@ -224,13 +224,27 @@ def roofline_text(e: Entry) -> Text:
     return Text(text, style=HEADROOM_STYLE.get(e.headroom_class, ""), justify="right")
 
 
-def headroom_text(e: Entry) -> Text:
-    cls = printable(e.headroom_class, limit=20)
-    out = Text(cls, style=HEADROOM_STYLE.get(e.headroom_class, ""))
-    if not e.has_verdict:
-        flags = [f for f in entry_flags(e) if f != "caution"]
-        if flags:
-            out.append(" (" + flags[0] + ")", style=FLAG_STYLE.get(flags[0], DIM))
+# What the headroom cell of an entry without a verdict reads: why there is none, in at most
+# HEADROOM_WIDTH cells ("unknown (dispatch-bound)" did not fit and was cut).
+NO_VERDICT = {
+    "suspect": "– suspect",
+    "contradiction": "– contradiction",
+    "counters-contradict": "– counters ≠",
+    "dispatch-bound": "– dispatch-bound",
+    "unmodelled": "– unmodelled",
+}
+HEADROOM_WIDTH = max(16, *(len(v) for v in NO_VERDICT.values()))
+
+
+def headroom_text(e: Entry, *, compact: bool = True) -> Text:
+    """The headroom class; without a verdict, why there is none (the table's compact form, or
+    ``unknown (dispatch-bound)`` in the drill-down)."""
+    flags = [f for f in entry_flags(e) if f in NO_VERDICT] if not e.has_verdict else []
+    if flags and compact:
+        return Text(NO_VERDICT[flags[0]], style=FLAG_STYLE.get(flags[0], DIM))
+    out = Text(printable(e.headroom_class, limit=20), style=HEADROOM_STYLE.get(e.headroom_class, ""))
+    if flags:
+        out.append(" (" + flags[0] + ")", style=FLAG_STYLE.get(flags[0], DIM))
     return out
 
 
@@ -285,7 +299,7 @@ GAIN_COLUMNS_ALL = (
     Column("gain", "gain", 6, 0, True),
     Column("speedup", "speedup", 7, 0, True),
     Column("route", "route", 14, 1),
-    Column("headroom", "headroom", 15, 3),
+    Column("headroom", "headroom", HEADROOM_WIDTH, 3),
     Column("confidence", "conf", 6, 5),
 )
 MIN_KERNEL = 18
@@ -615,7 +629,7 @@ def summary(e: Entry, artifact: Artifact) -> RenderableType:
     t.add_row("attainable speedup", Text(units.ratio(e.attainable_speedup)) + (
         Text("  " + (caution(e) or ""), style="bold yellow") if caution(e) else Text("")))
     t.add_row("expected e2e gain", Text(units.pct_points(e.expected_e2e_gain_pct, 2) + " of GPU time"))
-    t.add_row("headroom", headroom_text(e))
+    t.add_row("headroom", headroom_text(e, compact=False))
     t.add_row("confidence", safe(f"{e.confidence} (stage {e.stage or artifact.stage}, "
                                  f"{e.measurement_basis or 'model'})"))
     t.add_row("route", safe(e.route))

@@ -98,7 +98,7 @@ def write_trace(path: Path, spec: SynthSpec | None = None) -> Path:
     spec = spec or SynthSpec()
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(path, "wt", encoding="utf-8") as fh:
         _dump(fh, spec)
     return path
 

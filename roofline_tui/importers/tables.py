@@ -224,7 +224,7 @@ def _rocprof_csv(path: Path) -> _Read:
                 skipped.add("end before start (EndNs < BeginNs)", lineno)
                 continue
         else:
-            dur = _ns(rec[dur_i])  # type: ignore[index]
+            dur = _ns(rec[dur_i])
             if dur is not None and dur < 0:
                 skipped.add("negative duration", lineno)
                 continue
@@ -234,7 +234,7 @@ def _rocprof_csv(path: Path) -> _Read:
         if name_i is not None:
             name = cap_name(rec[name_i])
         else:
-            direction = rec[dir_i].strip().upper().replace("MEMORY_COPY_", "")  # type: ignore
+            direction = rec[dir_i].strip().upper().replace("MEMORY_COPY_", "")
             name = f"Memcpy {_MEMCPY_DIRS.get(direction, direction or '?')}"
         device = _agent(rec[agent_i]) if agent_i is not None else -1
         out.rows.append(_Row(device, name, float(dur)))
@@ -289,7 +289,7 @@ def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
         if not rec or all(not c.strip() for c in rec):
             continue
         try:
-            name, total = rec[name_i], _ns(rec[total_i])  # type: ignore[index]
+            name, total = rec[name_i], _ns(rec[total_i])
             calls = integer(rec[calls_i]) if calls_i is not None else 1
         except IndexError:
             skipped.add("too few fields", lineno)

@@ -1,13 +1,22 @@
-"""The drill-down: one tab per aspect of the selected kernel, plus the round's views."""
+"""The drill-down: one tab per aspect of the selected kernel, plus the round's views.
+
+Only the tab shown first is built with the dashboard; every other tab gets its body the first
+time something is rendered into it (the app renders a tab when it opens). Building them all up
+front cost the first paint about 20 widgets to style and lay out, and the Chart tab's engine
+module (``core.chart``), for tabs that may never be opened.
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from roofline_tui.app.widgets.roofline_chart import RooflineChart
+if TYPE_CHECKING:
+    from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
 PANES = (
     ("summary", "Summary"),
@@ -20,6 +29,7 @@ PANES = (
     ("rounds", "Rounds"),
     ("degraded", "Degraded"),
 )
+FIRST_PANE = "summary"
 KERNEL_PANES = frozenset({"summary", "assumptions", "flags", "levers", "raw", "history", "chart"})
 ROUND_PANES = frozenset({"rounds", "degraded"})
 
@@ -30,15 +40,39 @@ class DetailPanel(Vertical):
 
     ALLOW_MAXIMIZE = True
 
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._bodies: dict[str, Static] = {}  # each built tab's body, by pane id
+        self._chart: RooflineChart | None = None
+
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="detail-tabs", initial="summary"):
+        with TabbedContent(id="detail-tabs", initial=FIRST_PANE):
             for pane_id, title in PANES:
                 with TabPane(title, id=pane_id):
-                    if pane_id == "chart":
-                        yield RooflineChart(id="chart-body")
-                        continue
-                    with VerticalScroll(classes="pane-scroll"):
-                        yield Static(id=f"{pane_id}-body")
+                    if pane_id == FIRST_PANE:
+                        yield self._build(pane_id)
+
+    def _build(self, pane_id: str) -> VerticalScroll | RooflineChart:
+        """The body of the tab ``pane_id``, kept so that it can be updated before it is mounted
+        (a widget inside a container only joins the DOM when that container is mounted)."""
+        if pane_id == "chart":
+            # Imported here, not at the top: the chart widget brings the chart geometry of the
+            # engine, which only the Chart tab needs (plotext itself waits until it is shown).
+            from roofline_tui.app.widgets.roofline_chart import RooflineChart
+
+            self._chart = RooflineChart(id="chart-body")
+            return self._chart
+        body = self._bodies[pane_id] = Static(id=f"{pane_id}-body")
+        return VerticalScroll(body, classes="pane-scroll")
+
+    def built(self, pane_id: str) -> bool:
+        """Whether the tab ``pane_id`` has its body yet."""
+        return (self._chart is not None) if pane_id == "chart" else pane_id in self._bodies
+
+    def _ensure(self, pane_id: str) -> None:
+        """Give the tab ``pane_id`` its body if it has none yet (drawn with the next frame)."""
+        if not self.built(pane_id):
+            self.query_one(f"TabPane#{pane_id}", TabPane).mount(self._build(pane_id))
 
     @property
     def tabs(self) -> TabbedContent:
@@ -46,10 +80,13 @@ class DetailPanel(Vertical):
 
     @property
     def chart(self) -> RooflineChart:
-        return self.query_one("#chart-body", RooflineChart)
+        self._ensure("chart")
+        assert self._chart is not None
+        return self._chart
 
     def body(self, pane_id: str) -> Static:
-        return self.query_one(f"#{pane_id}-body", Static)
+        self._ensure(pane_id)
+        return self._bodies[pane_id]
 
     def set_label(self, pane_id: str, label: str) -> None:
         tab = self.tabs.get_tab(pane_id)

@@ -162,10 +162,11 @@ class RooflineChart(Widget, can_focus=True):
 
     def _sync(self) -> None:
         self._resolve()
-        if self.is_mounted:
-            self._legend.update(legend_text(self._model, self._selected))
-            if self._plot is not None:
-                self._plot.refresh()
+        # the legend follows even before the chart is mounted (a Static takes new content at
+        # any time): the dashboard builds its Chart tab when it opens and fills it at once
+        self._legend.update(legend_text(self._model, self._selected))
+        if self.is_mounted and self._plot is not None:
+            self._plot.refresh()
 
     def action_step(self, delta: int) -> None:
         m = self._model

@@ -83,8 +83,8 @@ class RooflinePlot(PlotextPlot):
         plt.xlim(xa.lo, xa.hi)
         plt.ylim(ya.lo, ya.hi)
         xt, yt = xa.ticks(), ya.ticks()
-        plt.xticks(xt, [xa.tick_label(t) for t in xt])
-        plt.yticks(yt, [ya.tick_label(t) for t in yt])
+        plt.xticks([float(t) for t in xt], [xa.tick_label(t) for t in xt])
+        plt.yticks([float(t) for t in yt], [ya.tick_label(t) for t in yt])
         # log-decades per character cell, to space dashes and offset labels
         cols = max(self.size.width - 10, 10)
         rows = max(self.size.height - 5, 5)
