@@ -232,8 +232,8 @@ _GPU, _LAUNCH, _CPU_OP, _STEP, _FLOW, _OTHER = range(6)  # _FLOW and _OTHER last
 _NO_ARGS: dict[str, Any] = {}
 _MISS = object()
 _CACHE_ITEMS = 4096
-_SIG_CACHE_ITEMS = 1 << 16
-_CACHE_KEY_CHARS = 2048
+_SIG_CACHE_CHARS = 1 << 22  # characters of raw cpu_op signatures kept as cache keys, in all
+_CACHE_KEY_CHARS = 2048  # a longer raw signature is cleaned every time, not cached
 
 
 def _kind_of(cat: str) -> int:
@@ -301,6 +301,7 @@ class _Collector:
         self._cat_kinds: dict[str, tuple[str, int]] = {}
         self._launch_kinds: dict[str, int] = {}
         self._sig_cache: dict[str, tuple[str, list[list[int]], list[str]] | None] = {}
+        self._sig_cache_room = _SIG_CACHE_CHARS
         self._stages: dict[str, int] = {}  # cpu_op name -> MoE stage it states (0: none)
 
     def _name_id(self, name: str) -> int:
@@ -472,8 +473,9 @@ class _Collector:
             types = _clean_types(raw_types)
             out = (json.dumps([dims, types], separators=(",", ":")), dims, types)
         if (raw_key is not None and len(raw_key) <= _CACHE_KEY_CHARS
-                and len(self._sig_cache) < _SIG_CACHE_ITEMS):
+                and len(raw_key) <= self._sig_cache_room):
             self._sig_cache[raw_key] = out
+            self._sig_cache_room -= len(raw_key)
         return out
 
     def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:

@@ -208,3 +208,30 @@ def test_top_level_array_and_write_round(tmp_path: Path) -> None:
     assert json.loads(out.read_text()) == doc
     assert (tmp_path / "round_0" / "profile_topN.md").read_text().startswith("# Profile Top-")
     assert not [p for p in (tmp_path / "round_0").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_cpu_op_shapes_tell_1_from_1_0_from_true(tmp_path: Path) -> None:
+    """Each kernel gets the dims of its own launching op, read per op: ``[[4, 8]]`` is a shape,
+    ``[[4.0, 8]]`` and ``[[true, 8]]`` are not (dims must be integers), however often the three
+    alternate (the collector cleans each distinct raw signature once and reuses it)."""
+    events = []
+    ops = {"k_int": [[4, 8]], "k_float": [[4.0, 8]], "k_bool": [[True, 8]]}
+    corr = 0
+    for rep in range(5):
+        for kernel, dims in ops.items():
+            corr += 1
+            t = 100.0 * corr
+            events += [
+                {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t,
+                 "dur": 10.0, "args": {"Input Dims": dims, "Input type": ["float"]}},
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                 "tid": 1, "ts": t + 1, "dur": 2.0, "args": {"correlation": corr}},
+                {"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": t + 5,
+                 "dur": 1.0 + rep, "args": {"correlation": corr, "device": 0}},
+            ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    doc = import_torch(path, progress=False).doc
+    shapes = {k["name"]: (k["shapes"], k["dtypes"]) for k in doc["top_kernels"]}
+    assert shapes == {"k_int": ([[[4, 8]]], ["float"]), "k_float": ([], []),
+                      "k_bool": ([], [])}
