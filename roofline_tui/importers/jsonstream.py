@@ -12,8 +12,9 @@ faster than one call per item. That cut is only a guess (a ``},`` may sit inside
 the batch is kept only when the wrapped text decodes whole; a ``}`` that ends an item can't
 end a number or a literal, and a cut inside a string or a nested value leaves a string or a
 bracket open, so such a batch never decodes. Otherwise (and for invalid JSON, which then gets
-its precise message) the items up to that cut are read one by one, as before. A batch holds
-at most the buffered text (about two chunks), so memory stays bounded.
+its precise message) the items up to that cut are read one by one, as before, and no batch is
+tried again before it, so no text is scanned more than twice. A batch holds at most
+``batch`` characters of text (32 KiB), so memory stays bounded by that and the read buffer.
 """
 
 from __future__ import annotations
