@@ -22,9 +22,14 @@ PYDANTIC_ONE_MODEL = ("from pydantic import BaseModel\n"
                       "class X(BaseModel):\n    a: int = 1\n"
                       "X(a=2).model_dump_json()\n")
 
+# What `analyze` imports before it reads a file: the engine, models built.
+ENGINE_IMPORT = "import roofline_tui.core.rounds.annotate, roofline_tui.core.rounds.analysis"
+
 FIGURES = [
     Figure("pydantic_floor", "reference: import pydantic, build and dump one model",
            "`python -c pass`", None, "floor:pydantic_one_model", "floor:python_pass"),
+    Figure("engine_import", "reference: import the engine",
+           "`python -c pass`", None, "{tree}:engine_import", "floor:python_pass"),
     Figure("analyze_process", "`roofline analyze`, demo round, whole process", "`python -c pass`",
            5.0, "{tree}:analyze_demo", "floor:python_pass"),
     Figure("analyze_10k", "`roofline analyze`, 10,000-entry Top-N",
@@ -70,6 +75,8 @@ def add_tree_probes(ctx: Context, tree: Tree, n: int) -> None:
     demo = copy_demo(tree, ctx.work / tree.label / "analyze_demo")
     big = copy_demo(tree, ctx.work / tree.label / "analyze_10k")
     pad_topn(big / ROUND / "profile_topN.json", 10_000)
+    ctx.probes.append(Probe(f"{tree.label}:engine_import", [PYTHON, "-c", ENGINE_IMPORT], tree,
+                            n=n, warmup=True))
     ctx.probes.append(Probe(f"{tree.label}:analyze_demo", analyze_argv(demo / ROUND), tree, n=n,
                             warmup=True))
     ctx.probes.append(Probe(f"{tree.label}:analyze_10k", analyze_argv(big / ROUND), tree, n=n,

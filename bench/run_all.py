@@ -18,8 +18,9 @@ Figures (goal in brackets, as a ratio; the floor is the denominator):
 * the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.5]
 
 plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and one
-reference figure without a goal: importing pydantic and building one model / ``python -c pass``,
-the share of the start-up any pydantic program pays before its first model exists.
+reference figures without a goal, over ``python -c pass``: importing pydantic and building one
+model (what any pydantic program pays before its first model exists), and importing the engine
+(what ``analyze`` pays before it reads a file).
 
 ``--quick`` runs fewer repeats, fewer changes, a 20k-kernel trace and 100 updates for memory:
 a smoke run whose ratios are noisier. Children run without ``PYTHONDONTWRITEBYTECODE`` so each

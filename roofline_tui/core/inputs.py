@@ -63,6 +63,7 @@ def _regime_map(value: Any, *, positive: bool = True) -> dict[str, float]:
 # A tensor dimension or rank beyond these is not a shape (products of dims must stay finite).
 MAX_DIM = 2**40
 MAX_RANK = 16
+_INT_ONLY = {int}
 
 
 def _shapes(value: Any) -> list[list[list[int]]]:
@@ -75,10 +76,11 @@ def _shapes(value: Any) -> list[list[list[int]]]:
             continue
         dims_list: list[list[int]] = []
         for dims in shape_set:
-            # type(d) is int: a bool (an int subclass) is not a dimension
-            if isinstance(dims, list) and len(dims) <= MAX_RANK and all(
-                type(d) is int and 0 <= d <= MAX_DIM for d in dims
-            ):
+            # every dim a plain int (type, not isinstance: a bool is not a dimension) in range;
+            # tested with C-level set/min/max (a 10,000-row Top-N has ~20,000 dims lists)
+            if isinstance(dims, list) and len(dims) <= MAX_RANK and (not dims or (
+                    set(map(type, dims)) == _INT_ONLY and min(dims) >= 0
+                    and max(dims) <= MAX_DIM)):
                 dims_list.append(list(dims))
             else:
                 dims_list.append([])  # keep positions: a scalar/None argument has no dims
@@ -189,12 +191,11 @@ _OPTIONAL_NUMBERS = (
 
 def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     """Coerce one Top-N entry; ``(None, reason)`` when it cannot be used at all."""
-    where = f"top_kernels[{index}]"
     if not isinstance(raw, dict):
-        return None, f"{where}: not an object, skipped"
+        return None, f"top_kernels[{index}]: not an object, skipped"
     name = _str(raw.get("name")) or _str(raw.get("short_name"))
     if name is None:
-        return None, f"{where}: no kernel name, skipped"
+        return None, f"top_kernels[{index}]: no kernel name, skipped"
     name = cap_name(name)  # a megabyte name is cut here, with a digest of the whole
     pct_raw = raw.get("pct_gpu_time")
     pct_c = coerce_number(pct_raw, nonneg=True)
@@ -202,7 +203,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     if pct is None or pct > PCT_MAX:
         why = pct_c.problem if pct is None else f"{pct:g} is above {PCT_MAX:g}"
         return None, (
-            f"{where} ({printable(name, limit=60)}): pct_gpu_time is not a percentage "
+            f"top_kernels[{index}] ({printable(name, limit=60)}): pct_gpu_time is not a percentage "
             f"({printable(why, limit=60)}), skipped"
         )
     notes: list[str] = []
