@@ -322,6 +322,15 @@ class _Collector:
             i = self.tid_ids[key] = len(self.tid_ids)
         return i
 
+    def _thread_of(self, ev: dict[str, Any]) -> int:
+        """The id of the event's (pid, tid) thread; plain ints looked up directly."""
+        pid, tid = ev.get("pid"), ev.get("tid")
+        if pid.__class__ is int and tid.__class__ is int:
+            i = self.tid_ids.get((pid, tid))
+            if i is not None:
+                return i
+        return self._tid_id(pid, tid)
+
     def add(self, ev: Any) -> None:
         self.events += 1
         if not isinstance(ev, dict):
@@ -348,7 +357,7 @@ class _Collector:
                 ts = _num(ev.get("ts"))
                 if corr is not None and ts is not None:
                     self.f_corr.append(corr)
-                    self.f_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                    self.f_tid.append(self._thread_of(ev))
                     self.f_ts.append(ts)
             return
         if kind >= _FLOW:
@@ -412,7 +421,7 @@ class _Collector:
         if graph:
             self.graph_corr.add(corr)
         self.r_corr.append(corr)
-        self.r_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+        self.r_tid.append(self._thread_of(ev))
         self.r_ts.append(ts)
 
     def _add_cpu_op(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
@@ -429,7 +438,7 @@ class _Collector:
                 if len(self._stages) < _CACHE_ITEMS:
                     self._stages[op] = stage
             if stage:
-                self.s_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+                self.s_tid.append(self._thread_of(ev))
                 self.s_ts.append(ts)
                 self.s_end.append(ts + dur)
                 self.s_stage.append(stage)
@@ -446,7 +455,7 @@ class _Collector:
             sig = self.sig_ids[key] = len(self.sigs)
             self.sigs.append((dims, types))
         ext = _as_int(_arg(args, "External id"))
-        self.c_tid.append(self._tid_id(ev.get("pid"), ev.get("tid")))
+        self.c_tid.append(self._thread_of(ev))
         self.c_ts.append(ts)
         self.c_end.append(ts + dur)
         self.c_ext.append(ext if ext is not None else -1)
@@ -493,7 +502,7 @@ class _Collector:
                 dev = _as_int(ev.get("pid"))
             self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
         else:
-            tid = self._tid_id(ev.get("pid"), ev.get("tid"))
+            tid = self._thread_of(ev)
             self.cpu_steps.append((tid, ts, ts + dur, *step))
 
     def what_it_holds(self, header: dict[str, Any]) -> str:
