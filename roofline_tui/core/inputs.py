@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.coerce import coerce_number, integer, number
 from roofline_tui.core.names import (  # noqa: F401 - SHORT_NAME_MAX, short_name_of re-exported
     SHORT_NAME_MAX,
@@ -282,15 +283,16 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
         problems.append("profile_topN.json: no top_kernels list")
         kernels = []
     entries: list[TopNEntry] = []
-    for i, raw in enumerate(kernels):
-        entry, reason = parse_entry(raw, i)
-        if entry is None:
-            problems.append(f"profile_topN.json: {reason}")
-        else:
-            entries.append(entry)
-            problems += [f"profile_topN.json: top_kernels[{i}] "
-                         f"({printable(entry.short_name, limit=60)}): {note}"
-                         for note in entry.input_notes]
+    with collector_paused():  # thousands of acyclic rows: no collector passes while they grow
+        for i, raw in enumerate(kernels):
+            entry, reason = parse_entry(raw, i)
+            if entry is None:
+                problems.append(f"profile_topN.json: {reason}")
+            else:
+                entries.append(entry)
+                problems += [f"profile_topN.json: top_kernels[{i}] "
+                             f"({printable(entry.short_name, limit=60)}): {note}"
+                             for note in entry.input_notes]
     serving = None
     sv = data.get("serving")
     if isinstance(sv, dict):

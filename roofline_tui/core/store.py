@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.textsafe import json_safe, printable, valid_unicode
 
 MiB = 1024 * 1024
@@ -229,7 +230,8 @@ def parse_json_text(
         raise ReadProblem(path, f"JSON nested deeper than {max_depth} levels")
     try:
         try:
-            data = json.loads(text, parse_constant=constant)
+            with collector_paused():  # a large document is acyclic: no collector passes
+                data = json.loads(text, parse_constant=constant)
         except ValueError as exc:
             if "digits" not in str(exc) or isinstance(exc, json.JSONDecodeError):
                 raise

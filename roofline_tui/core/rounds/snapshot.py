@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from roofline_tui.core.analyze import AnalyzeOptions, per_launch_time, pick_regime
 from roofline_tui.core.artifact import Artifact, Entry, HeadroomClass, Regime
+from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.coerce import number
 from roofline_tui.core.inputs import TopN, load_env_report, load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round, load_stored_artifact
@@ -239,28 +240,31 @@ def _kernels(topn: TopN | None, art: Artifact | None, problems: list[str]) -> li
     out: list[KernelObs] = []
     seen: set[str] = set()
     if topn is not None:
-        for t in topn.entries:
-            head = heads.get(t.name)
-            regime = head.regime if head is not None and head.regime else pick_regime(t, topn)[0]
-            if t.name in seen:
-                problems.append(f"kernel {md_cell(t.name, limit=60)} appears twice in the Top-N; "
-                                "the first row is used")
-                continue
-            t_ms, why = per_launch_time(t, regime)
-            if head is not None:
-                obs = _obs_from_entry(head)
-                obs.regime = regime
-                obs.t_ms, obs.t_ms_source = t_ms if t_ms is not None else head.t_ms, why
-                obs.pct_gpu_time = t.pct_gpu_time
-            else:
-                obs = KernelObs(
-                    name=t.name, short_name=t.short_name, regime=regime, t_ms=t_ms,
-                    t_ms_source=why, pct_gpu_time=t.pct_gpu_time)
-            seen.add(t.name)
-            out.append(obs)
+        with collector_paused():  # one observation per Top-N row, all acyclic
+            for t in topn.entries:
+                if t.name in seen:
+                    problems.append(f"kernel {md_cell(t.name, limit=60)} appears twice in the "
+                                    "Top-N; the first row is used")
+                    continue
+                head = heads.get(t.name)
+                regime = head.regime if head is not None and head.regime \
+                    else pick_regime(t, topn)[0]
+                t_ms, why = per_launch_time(t, regime)
+                if head is not None:
+                    obs = _obs_from_entry(head)
+                    obs.regime = regime
+                    obs.t_ms, obs.t_ms_source = t_ms if t_ms is not None else head.t_ms, why
+                    obs.pct_gpu_time = t.pct_gpu_time
+                else:
+                    obs = KernelObs(
+                        name=t.name, short_name=t.short_name, regime=regime, t_ms=t_ms,
+                        t_ms_source=why, pct_gpu_time=t.pct_gpu_time)
+                seen.add(t.name)
+                out.append(obs)
     # An artifact without a Top-N (e.g. an upstream artifact on its own): its heads only.
     for e in heads.values():
-        if e.name not in {k.name for k in out}:
+        if e.name not in seen:
+            seen.add(e.name)
             out.append(_obs_from_entry(e))
     return out
 
