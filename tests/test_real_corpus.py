@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.measured import load_counters
-from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3, import_torch
+from roofline_tui.importers.common import ImportProblem
+from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.torch_trace import import_torch
 from tests.paths import REAL_FORMATS
 
 REAL = REAL_FORMATS

@@ -94,7 +94,8 @@ class TraceEventStream:
 
     def _skip_ws(self) -> None:
         while True:
-            self._pos = _WS.match(self._buf, self._pos).end()
+            m = _WS.match(self._buf, self._pos)  # always matches (maybe the empty string)
+            self._pos = m.end() if m else self._pos
             if self._pos < len(self._buf) or not self._fill():
                 return
 
@@ -149,7 +150,8 @@ class TraceEventStream:
         cut = buf.rfind("}", start, start + self._batch_chars)
         tries = _CUT_TRIES
         while cut > start and tries:
-            after = _WS.match(buf, cut + 1).end()
+            m = _WS.match(buf, cut + 1)
+            after = m.end() if m else cut + 1
             if after < len(buf) and buf[after] == ",":
                 break
             cut = buf.rfind("}", start, cut)

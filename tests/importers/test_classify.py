@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofline_tui.importers import classify, short_name
+from roofline_tui.importers.common import classify, short_name
 
 # (kernel name as the profilers print it, classification, backend_guess, editable)
 CASES = [

@@ -21,14 +21,10 @@ from hypothesis import strategies as st
 
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.rounds.analysis import analyze_round, write_artifact
-from roofline_tui.importers import (
-    ImportProblem,
-    import_nsys,
-    import_rocprofv3,
-    import_torch,
-    write_round,
-)
+from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
+from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.torch_trace import import_torch
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from roofline_tui.importers import import_torch
+from roofline_tui.importers.torch_trace import import_torch
 
 KERNEL = "ck_moe_gemm_kernel_bf16"  # says neither stage
 HID, INTER, E = 2048, 768, 128      # Qwen3-30B-A3B: hidden, moe_intermediate, experts
@@ -108,7 +108,7 @@ def test_each_stage_is_modelled_alone(tmp_path: Path) -> None:
     Modelled as a whole layer against one stage's time (before the split) the stage-1 entry
     would carry both weights, 1,188 MB, and read 0.99: saturated."""
     from roofline_tui.core.rounds.analysis import analyze_round
-    from roofline_tui.importers import write_round
+    from roofline_tui.importers.common import write_round
 
     res = import_torch(_trace(tmp_path), progress=False)
     round_dir = tmp_path / "round"

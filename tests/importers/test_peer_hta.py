@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers import import_torch
+from roofline_tui.importers.torch_trace import import_torch
 
 from .conftest import REAL, need
 

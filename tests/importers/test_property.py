@@ -9,7 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3, import_torch
+from roofline_tui.importers.common import ImportProblem
+from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.torch_trace import import_torch
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

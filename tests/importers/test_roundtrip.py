@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from roofline_tui.importers import import_torch, write_round
+from roofline_tui.importers.common import write_round
 from roofline_tui.importers.synth import GEMM, SynthSpec, write_trace
+from roofline_tui.importers.torch_trace import import_torch
 from tests.paths import REPO_ROOT
 
 

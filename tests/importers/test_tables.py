@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3
+from roofline_tui.importers.common import ImportProblem
+from roofline_tui.importers.tables import import_nsys, import_rocprofv3
 
 from .conftest import REAL, need
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers import ImportProblem, import_torch, write_round
+from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import MOE, NORM, SynthSpec, synthetic_trace, write_trace
-from roofline_tui.importers.torch_trace import parse_step
+from roofline_tui.importers.torch_trace import import_torch, parse_step
 
 from .conftest import REAL, need
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers import ImportProblem, import_nsys, import_rocprofv3, import_torch
+from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.finish import finish_import
-from roofline_tui.importers.tables import rocpd_uri
-from roofline_tui.importers.torch_trace import parse_step
+from roofline_tui.importers.tables import import_nsys, import_rocprofv3, rocpd_uri
+from roofline_tui.importers.torch_trace import import_torch, parse_step
 from tests.paths import REAL_FORMATS, REPO_ROOT, WILD_FIXTURES
 
 F = WILD_FIXTURES
