@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.paths import REAL_FORMATS, REPO_ROOT
+from tests.paths import REAL_FORMATS, REPO_ROOT, need  # noqa: F401 - need: for the tests here
 
 REAL = REAL_FORMATS
 REPO = REPO_ROOT
@@ -22,7 +21,3 @@ def cli():
     return run_cli
 
 
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real sample {path} not present")
-    return path

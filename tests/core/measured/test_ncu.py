@@ -10,6 +10,7 @@ import pytest
 
 from roofline_tui.core.measured import load_counters, match_measurement
 from roofline_tui.core.measured.ncu import NCU_REP_MISSING, unit_factor
+from tests.paths import needs_shared
 
 from .helpers import FIXTURES, NCU, UNIT, ncu_rows, num
 
@@ -37,6 +38,7 @@ def _sass_flops(m: dict[str, float]) -> float:
     return total
 
 
+@needs_shared
 def test_leleucas_dropout_metrics():
     path = NCU / "leleucas_sm80_ncu_csv_metrics_dropout_trimmed.csv"
     launches, names = _per_launch(path)
@@ -63,6 +65,7 @@ def test_leleucas_dropout_metrics():
     assert dropout.bytes_per_dispatch > 1e5  # "4,194,688" read as 4194688, not 4.19
 
 
+@needs_shared
 def test_leleucas_sections_tensor_pipe_without_ops_metric():
     path = NCU / "leleucas_sm80_ncu_csv_sections_bert_flashattn_trimmed.csv"
     launches, names = _per_launch(path)
@@ -88,6 +91,7 @@ def test_leleucas_sections_tensor_pipe_without_ops_metric():
         "polyfhe_cc89_dram_bytes_read_memtransfer-phantom.csv",
     ],
 )
+@needs_shared
 def test_polyfhe_read_only_mixed_units(name):
     path = NCU / name
     launches, names = _per_launch(path)

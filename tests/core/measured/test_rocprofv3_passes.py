@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.measured import load_counters, match_measurement
+from tests.paths import needs_shared
 
 from .helpers import FIXTURES, ROCPROF, long_rows
 
@@ -64,6 +65,7 @@ def _two_passes(tmp_path: Path, drop_last_of: str | None = None, only_in_first: 
     return rows, a, b
 
 
+@needs_shared
 def test_multipass_join_per_kernel(tmp_path):
     rows, a, b = _two_passes(tmp_path)
     expected: dict[str, list[float]] = defaultdict(list)
@@ -83,6 +85,7 @@ def test_multipass_join_per_kernel(tmp_path):
         assert any("joined 2 counter passes" in n for n in m.notes)
 
 
+@needs_shared
 def test_mismatched_passes_keep_what_matches_and_say_so(tmp_path):
     rows = long_rows(HIT_RATE)
     counts: dict[str, int] = defaultdict(int)

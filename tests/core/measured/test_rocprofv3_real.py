@@ -8,8 +8,11 @@ from collections import defaultdict
 import pytest
 
 from roofline_tui.core.measured import load_counters
+from tests.paths import needs_shared
 
 from .helpers import ROCPROF, long_rows
+
+pytestmark = needs_shared
 
 LONG_SAMPLES = [
     "hipkittens_gfx950_bank_test_counter_collection.csv",

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from roofline_tui.core.measured import discover_task_dirs, load_task_dir, match_task
+from tests.paths import needs_shared
 
 from .helpers import FIXTURES, UPSTREAM
 
@@ -32,6 +33,7 @@ def test_discover_task_dirs_including_ut_layout():
     assert discover_task_dirs(FIXTURES / "nowhere") == []
 
 
+@needs_shared
 def test_moe_meta_layout():
     meta = json.loads((UPSTREAM / "meta.glm-5.3-flash__fused_moe_kernel.json").read_text())
     shapes, problems = _load("fused_moe_kernel_task")
@@ -64,6 +66,7 @@ def test_moe_meta_layout():
     assert by_name["decode_M64"].dtypes == ["fp8", "fp8"]
 
 
+@needs_shared
 def test_geak_op_task_layout_with_regime_and_workload():
     meta = json.loads(
         (UPSTREAM / "meta.kimi-k3__fwd_grouped_kernel_stage1.TRIMMED.json").read_text()
@@ -90,6 +93,7 @@ def test_geak_op_task_layout_with_regime_and_workload():
     assert shapes.served_regimes == ["decode"]
 
 
+@needs_shared
 def test_raw_capture_layout_in_ut_dir():
     meta = json.loads(
         (UPSTREAM / "meta.minimax-m3__gqa_share_sparse_decode_kernel.TRIMMED.json").read_text()
