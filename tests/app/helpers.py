@@ -116,3 +116,11 @@ def screen_text(svg: str) -> list[str]:
             row.extend(" " * (col - len(row)))
         row[col:col + len(text)] = list(text)
     return ["".join(lines[i]).replace("\xa0", " ").rstrip() for i in sorted(lines)]
+
+
+async def open_rounds_tab(pilot: Any) -> tuple[str, list[list[str]]]:
+    """Click the Rounds tab; its text and its non-blank lines split into words."""
+    await pilot.click("#--content-tab-rounds")
+    await pilot.pause()
+    text = static_text(pilot.app.query_one("#rounds-body"))
+    return text, [ln.split() for ln in text.splitlines() if ln.strip()]

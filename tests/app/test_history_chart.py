@@ -7,7 +7,7 @@ from pathlib import Path
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
 from tests.paths import UPSTREAM_SAMPLES, WORKED_EXAMPLE
 
-from .helpers import make_app, settle, static_text
+from .helpers import make_app, open_rounds_tab, settle, static_text
 
 
 async def test_history_tab_shows_prediction_beside_outcome(profile: Path) -> None:
@@ -28,10 +28,7 @@ async def test_rounds_tab_lists_every_round(profile: Path) -> None:
     app = make_app(profile)
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(pilot)
-        await pilot.click("#--content-tab-rounds")
-        await pilot.pause()
-        text = static_text(app.query_one("#rounds-body"))
-        lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+        text, lines = await open_rounds_tab(pilot)
         assert [ln[0] for ln in lines[1:4]] == ["0", "1", "2"]
         assert "noise" in text  # round 1's −0.06% e2e is inside the 0.5% serving band
 

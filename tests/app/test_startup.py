@@ -18,7 +18,15 @@ from textual.widgets._footer import FooterKey
 from roofline_tui.app.app import RooflineApp
 from roofline_tui.app.widgets.detail_panel import PANES
 
-from .helpers import make_app, read_topn, settle, static_text, wait_until, write_topn
+from .helpers import (
+    make_app,
+    open_rounds_tab,
+    read_topn,
+    settle,
+    static_text,
+    wait_until,
+    write_topn,
+)
 
 
 def footer_keys(app: RooflineApp) -> list[str]:
@@ -59,10 +67,7 @@ async def test_a_tab_built_late_follows_a_round_change(profile: Path) -> None:
         await settle(pilot)
         await pilot.press("left_square_bracket")  # round 1 before the Rounds tab was ever built
         await settle(pilot)
-        await pilot.click("#--content-tab-rounds")
-        await pilot.pause()
-        text = static_text(app.query_one("#rounds-body"))
-        lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+        text, lines = await open_rounds_tab(pilot)
         assert [ln[0] for ln in lines[1:4]] == ["0", "1", "2"]
         # and the Degraded label still counts the round shown (round 1), not the first one
         result = app.shown_result
