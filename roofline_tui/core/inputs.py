@@ -14,12 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.coerce import coerce_number, integer, number
-from roofline_tui.core.names import (  # noqa: F401 - SHORT_NAME_MAX, short_name_of re-exported
-    SHORT_NAME_MAX,
-    cap_name,
-    short_name,
-    short_name_of,
-)
+from roofline_tui.core.names import cap_name, short_name_of
 from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
 

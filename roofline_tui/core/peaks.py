@@ -763,24 +763,22 @@ def _resolve(
     if props:
         candidates.append((_name_from_props(props), "device name"))
     unmatched: list[str] = [device] if device else []
+    mem = _read_prop_numbers(props).get("mem_bytes") if props else None
     for cand, what in candidates:
         if not cand:
             continue
         sec = match_product(cand, sections)
         why_board: str | None = None
-        if sec is None and props:
-            mem = _read_prop_numbers(props).get("mem_bytes")
+        if sec is None and mem:
             board = sized_board_product(cand, mem)
             sec = match_product(board, sections) if board else None
-            if sec is not None and mem:
-                why_board = (f"{cand!r} is a board number; its {mem / 1e9:.1f} GB of memory "
-                             "(deviceProperties) pick this part")
-        if sec is not None and why_board and (arch is None or sec.gfx == arch):
-            peaks = _from_section(sec, problems)
-            peaks.citation = "; ".join(p for p in (peaks.citation, why_board) if p)
-            return _with_props_checks(peaks, props)
+            why_board = (f"{cand!r} is a board number; its {mem / 1e9:.1f} GB of memory "
+                         "(deviceProperties) pick this part") if sec is not None else None
         if sec is not None and (arch is None or sec.gfx == arch):
-            return _with_props_checks(_from_section(sec, problems), props)
+            peaks = _from_section(sec, problems)
+            if why_board:
+                peaks.citation = "; ".join(p for p in (peaks.citation, why_board) if p)
+            return _with_props_checks(peaks, props)
         if sec is not None:
             problems.append(
                 f"{what} {cand!r} ({_label(sec)}) disagrees with arch {arch}; ignored"

@@ -824,8 +824,8 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
 
 @dataclass
 class _StageLabel:
-    """A split-stage MoE entry: the name id it was split from, its short name, the launching
-    op(s) and how many of the kernel's launches it holds."""
+    """A split-stage MoE entry: its short name, and the launching op(s) with how many of the
+    kernel's launches each made."""
 
     short_name: str
     ops: dict[str, int] = field(default_factory=dict)
@@ -876,7 +876,7 @@ def _stage_note(label: _StageLabel, calls: int) -> str:
     ops = ", ".join(f"{printable(op, limit=80)} ({n:,})" for op, n in
                     sorted(label.ops.items(), key=lambda kv: (-kv[1], kv[0]))[:4])
     return (f"split-stage MoE: the {calls:,} launches of this kernel made inside {ops}; "
-            "the kernel's launches under the other stage are a separate entry")
+            "its launches anywhere else are separate entries")
 
 
 def _outermost(steps: list[tuple[int, float, float, str, int, int]]

@@ -25,7 +25,7 @@ from typing import Literal
 
 from roofline_tui.core.classify import MOE_STAGE1_RE as _STAGE1_RE
 from roofline_tui.core.classify import MOE_STAGE2_RE as _STAGE2_RE
-from roofline_tui.core.classify import stage_in_name  # noqa: F401 - re-exported, used below
+from roofline_tui.core.classify import stage_in_name
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels.base import (
     Candidate,
