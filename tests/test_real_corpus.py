@@ -43,6 +43,8 @@ def _text(path: Path) -> str:
 def _route(path: Path, text: str) -> str:
     if "REF_kernel_summary" in path.name:
         return "reference"
+    if path.parent.parent.name == "configs" and path.name == "config.json":
+        return "config"
     head = text.lstrip()[:300]
     if head.startswith("{") and "rocprofiler-sdk-tool" in head:
         return "rocprofv3-json"
@@ -184,7 +186,40 @@ def _check_counters(path: Path, text: str) -> None:
     assert n == len(ids), f"{path.name}: {n} dispatches measured, the file has {len(ids)}"
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(REAL)))
+def _check_config(path: Path, text: str) -> None:
+    """A model's public config.json (an input of analyze, not profiler output): it normalises
+    to a model shape whose hidden size and layer count are the file's own."""
+    from roofline_tui.core.model_config import load_model_config
+
+    raw = json.loads(text)
+    raw = raw.get("text_config", raw)
+    shape, problems = load_model_config(path)
+    assert shape is not None, problems
+    assert shape.hidden_size == raw["hidden_size"]
+    assert shape.num_layers == raw["num_hidden_layers"]
+
+
+# Files the readers do not handle yet, each with the open issue that covers it. strict: the
+# test fails as soon as one of them passes, so this list cannot outlive its fix.
+KNOWN_GAPS = {
+    "ayush_nsys_profile_stats_console_A100_nvtx_first.txt":
+        "issue 23 item 1: the nsys --stats console splitter takes the first (nvtx_sum) table",
+    "dsmc_nsys_profile_stats_console_osrt_first.txt":
+        "issue 23 item 1: the nsys --stats console splitter takes the first (osrt_sum) table",
+    "duanyzhi_nsys2022_profile_stats_console_A100_gpukernsum_GridXYZ.txt":
+        "issue 23 items 1-2: nsys 2022 gpukernsum with GridXYZ/BlockXYZ columns",
+    "rocm-systems_docs_rocpd2csv_api_trace.csv":
+        "issue 23: a rocpd2csv API trace is refused without naming what it is",
+}
+
+
+def _param(path: Path) -> object:
+    gap = KNOWN_GAPS.get(path.name)
+    marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+    return pytest.param(path, marks=marks, id=str(path.relative_to(REAL)))
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in FILES])
 def test_every_real_file(path: Path) -> None:
     text = _text(path)
     route = _route(path, text)
@@ -192,7 +227,7 @@ def test_every_real_file(path: Path) -> None:
         pytest.skip("a TraceLens reference summary, checked in test_tracelens_reference")
     {"torch": _check_torch, "rocprofv3-json": _check_rocprofv3_json,
      "kernel-trace": _check_kernel_trace, "stats": _check_stats, "nsys": _check_nsys,
-     "counters": _check_counters}[route](path, text)
+     "counters": _check_counters, "config": _check_config}[route](path, text)
 
 
 def test_tracelens_reference() -> None:

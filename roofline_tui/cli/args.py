@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 #   new-dir    a directory if it exists (written into; created otherwise)
 #   input      an existing regular file, for the importers, whose contract is exit 1 when the
 #              input is missing ("bad input"); any other kind of file is still a usage error
-Need = Literal["file", "dir", "new-file", "new-dir", "input"]
+Need = Literal["file", "dir", "new-file", "new-dir", "input", "file-or-dir"]
 
 # The analysis defaults live in core.analyze (DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS);
 # building the parser must not import the engine, so the help text states them and
@@ -83,7 +83,7 @@ def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
     except FileNotFoundError:
         if need in ("new-file", "new-dir"):
             return None
-        if need == "input":
+        if need in ("input", "file-or-dir"):
             return 1, "file not found"
         return 2, "no such file or directory"
     except NotADirectoryError:
@@ -98,6 +98,8 @@ def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
         return 2, "not a valid path"
     if need in ("dir", "new-dir"):
         return None if stat.S_ISDIR(mode) else (2, f"is {file_kind(mode)}, expected a directory")
+    if need == "file-or-dir" and stat.S_ISDIR(mode):
+        return None
     if stat.S_ISREG(mode):
         return None
     kind = file_kind(mode)
@@ -166,6 +168,10 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
              help="env_report.json (default: discover)")
     add_path(p, "--model-config", need="file", metavar="FILE",
              help="the model's config.json (default: discover)")
+    p.add_argument("--model", metavar="ORG/NAME",
+                   help="the model's Hugging Face repo id: its config.json is taken from the "
+                        "local Hugging Face cache (offline; HF_HOME / HF_HUB_CACHE) when no "
+                        "config.json is found beside the round (default: env_report's model)")
     add_path(p, "--peaks", need="file", metavar="FILE",
              help="peak table in peaks.md format (default: the bundled one)")
     p.add_argument("--device", metavar="NAME",
@@ -195,7 +201,8 @@ def sources_from_args(args: argparse.Namespace) -> RoundSources:
     from roofline_tui.core.rounds.analysis import RoundSources  # the engine: once a command runs
 
     return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
-                        device=args.device, shapes=args.shapes, counters=list(args.counters))
+                        device=args.device, shapes=args.shapes, counters=list(args.counters),
+                        model=args.model)
 
 
 def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOptions | None, int]:

@@ -9,6 +9,7 @@ that is not a directory, is a usage error (exit 2) and is never opened.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cudagraph capture sizes (decode M is snapped up to one)")
     t.add_argument("--device-index", type=int, default=None, metavar="I",
                    help="device to keep when the trace holds several")
+    add_path(t, "--capture", need="file-or-dir", action="append", default=None,
+             metavar="FILE_OR_DIR",
+             help="graph-capture trace(s) of the same run (a file, or a directory of them; "
+                  "repeatable): replayed kernels take the shapes of their captured launches. "
+                  "Default: the capture_traces/ or graph_capture_profile/ layouts beside TRACE")
+    t.add_argument("--no-capture-discovery", action="store_true",
+                   help="do not look for graph-capture traces beside TRACE")
     t.set_defaults(func=run_torch)
 
     r = kinds.add_parser("rocprofv3", help="rocprofv3 kernel_trace.csv or rocpd .db")
@@ -73,12 +81,12 @@ def _top(args: argparse.Namespace) -> int:
 
 
 def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
-            notes: list[str] | None = None) -> int:
+            notes: list[str] | None = None, workload: dict[str, int] | None = None) -> int:
     """Write the round (and its env_report.json) and print what the importer says about it
     (its lines are already sanitised)."""
     from roofline_tui.importers.finish import finish_import
 
-    done = finish_import(doc, out, tool=tool, device=device, notes=notes)
+    done = finish_import(doc, out, tool=tool, device=device, notes=notes, workload=workload)
     for line in done.stderr:
         print(line, file=sys.stderr)
     for line in done.stdout:
@@ -99,18 +107,48 @@ def _capture_sizes(text: str) -> list[int]:
     return out
 
 
+# a directory given to --capture: its trace files (the frameworks' index file is not one)
+_CAPTURE_SUFFIXES = (".json", ".json.gz")
+_NOT_CAPTURES = ("execution_details.json",)
+MAX_CAPTURE_FILES = 256
+
+
+def _capture_files(given: list[Path]) -> list[Path]:
+    """``--capture`` values as files: a file as it is; a directory's ``*.json[.gz]`` files
+    (sorted, at most :data:`MAX_CAPTURE_FILES`, regular files only)."""
+    out: list[Path] = []
+    for path in given:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            continue
+        for name in names:
+            child = path / name
+            if (name.endswith(_CAPTURE_SUFFIXES) and name not in _NOT_CAPTURES
+                    and child.is_file()):
+                out.append(child)  # the reader refuses anything not a regular file
+    return out[:MAX_CAPTURE_FILES]
+
+
 def run_torch(args: argparse.Namespace) -> int:
     # the torch importer: only for this command
     from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.torch_trace import import_torch
 
     try:
+        captures = _capture_files(args.capture) if args.capture else None
         result = import_torch(args.trace, top=_top(args), device_index=args.device_index,
                               isl=args.isl, osl=args.osl, conc=args.conc,
-                              capture_sizes=_capture_sizes(args.capture_sizes))
+                              capture_sizes=_capture_sizes(args.capture_sizes),
+                              captures=captures, discover=not args.no_capture_discovery)
         if len(result.device.devices) > 1:
             print(shown(result.device.message))
-        return _finish(result.doc, args.out, "torch", result.device_info, result.notes)
+        workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
+        return _finish(result.doc, args.out, "torch", result.device_info, result.notes,
+                       workload=workload)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
     except MemoryError:

@@ -33,6 +33,7 @@ from roofline_tui.core.artifact import (
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
+from roofline_tui.core.instance_cases import INSTANCE_CLASSES, instance_cases
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
@@ -140,7 +141,22 @@ def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str]:
     phase = next((r for r in _REGIMES if r == entry.phase), None)
     if phase is not None:
         return phase, f"entry phase is {phase}"
-    return "decode", "no phase data: assumed decode (serving runs are decode-dominated)"
+    ev = topn.ext.regime if topn.ext is not None else None
+    if ev is not None:
+        return ev.regime, (f"{'assumed ' if ev.assumed else ''}{ev.regime} from the trace: "
+                           f"{ev.evidence}")
+    return "decode", ASSUMED_DECODE
+
+
+ASSUMED_DECODE = "no phase data: assumed decode (serving runs are decode-dominated)"
+
+
+def regime_is_assumed(why: str, topn: TopN) -> bool:
+    """True when :func:`pick_regime` chose without serving evidence or recorded shapes."""
+    if why == ASSUMED_DECODE:
+        return True
+    ev = topn.ext.regime if topn.ext is not None else None
+    return ev is not None and ev.assumed and why.startswith("assumed ")
 
 
 def per_launch_time(entry: TopNEntry, regime: str) -> tuple[float | None, str]:
@@ -302,7 +318,7 @@ class _CaseRow:
 
 def fold_cases(
     cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
-    sh: _Shared,
+    sh: _Shared, source: str = "stage B: captured case(s)",
 ) -> tuple[OpEstimate, list[AxisRow]]:
     """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
     axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
@@ -359,7 +375,7 @@ def fold_cases(
                             t_unit_ms=1000.0 * w / calls, roofline_pct=pct))
     dominant = max(axes, key=lambda a: a.weight_share)
     assumptions = [
-        f"stage B: {len(rows)} captured case(s) folded, weighted by calls × latency per roof "
+        f"{source}: {len(rows)} folded, weighted by calls × latency per roof "
         f"axis (never averaged across axes); headline = {dominant.roof_axis} axis "
         f"({dominant.weight_share:.0%} of the weight)"
     ]
@@ -376,7 +392,8 @@ def fold_cases(
         f"value ({(dominant.roofline_pct or 0.0):.4f})")
     assumptions += list(first.assumptions)
     return OpEstimate(
-        model=f"{first.model} over captured shapes",
+        model=f"{first.model} over {'captured' if source.startswith('stage B') else 'recorded'} "
+              "shapes",
         candidates=(Candidate("captured", dominant.bytes_per_unit, dominant.flops_per_unit),),
         compute_dtype=first.compute_dtype,
         per=first.per,
@@ -426,6 +443,9 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
               notes=[f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."],
               refine=sh.refinements.for_kernel(head.name) if sh.refinements is not None else None)
     h.notes += [f"Input: {n}." for n in head.input_notes]
+    if regime_is_assumed(regime_why, sh.topn):
+        h.entry.regime_assumed = True
+        h.entry.assumptions.append(f"regime {regime} is an assumption: {regime_why}")
     _timing(h, sh)
     modelled = _byte_flop_model(h, cls, sh)
     if isinstance(modelled, str):
@@ -490,14 +510,21 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
         l2_bytes=sh.peaks.l2_bytes,
     )
     cases: list[Any] = []
+    source = "stage B: captured case(s)"
+    covered: list[str] = []
     if h.refine is not None:
         ctx = h.refine.context(ctx)
         cases = h.refine.regime_cases(regime)
+    if not cases and cls.op_class in INSTANCE_CLASSES:
+        cases, covered = instance_cases(head, regime)
+        source = "recorded instances"
     axes: list[AxisRow] = []
     try:
         if cases and sh.peaks.hbm_bw_bytes_s:
             est, axes = fold_cases(cases, ctx, cls.op_class, e.launches_per_step, t_ms / 1000.0,
-                                   sh)
+                                   sh, source)
+            if covered:
+                est = dataclasses.replace(est, assumptions=tuple(covered) + est.assumptions)
         else:
             est = MODELS[cls.op_class].estimate(ctx)
     except OpModelUnavailable as exc:
@@ -511,7 +538,7 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
     e.target_eff, e.target_eff_source = _target_eff(cls.op_class, est, sh.options)
     if est.prior and est.prior != cls.op_class:
         e.prior = est.prior
-    e.assumptions = list(sh.dtype_notes) + list(est.assumptions)
+    e.assumptions = list(e.assumptions) + list(sh.dtype_notes) + list(est.assumptions)
     if axes:
         e.axes = axes
     h.notes.append(f"Unit: {unit}.")
@@ -947,6 +974,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     if topn.notes:
         artifact.profile_notes = list(topn.notes)
     if topn.graph_replay is not None:
-        artifact.graph_replay = GraphReplayInfo.model_validate(topn.graph_replay.model_dump())
+        artifact.graph_replay = GraphReplayInfo.model_validate(
+            topn.graph_replay.model_dump(exclude_none=True))
     return artifact
 

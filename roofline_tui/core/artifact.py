@@ -262,6 +262,9 @@ class Entry(Record):
     pct_gpu_time_prev: Number | None = when_set()
     delta_pct_gpu_time_pts_vs_prev: Number | None = when_set()
     regime_changed_from: str | None = when_set()
+    regime_assumed: bool = when_set(
+        False, description="true when no serving annotation or recorded shape says which "
+                           "regime this kernel ran in: the regime is an assumption")
     new_in_round: bool = when_set(False)
     measured_speedup_vs_prev: Number | None = when_set()
     predicted_speedup_prev: Number | None = when_set()
@@ -429,6 +432,10 @@ class GraphReplayInfo(Record):
     launch_calls: int | None = None  # runtime *LaunchKernel calls in the trace
     graph_launches: int | None = None  # cudaGraphLaunch / hipGraphLaunch calls
     kernel_events: int | None = None  # GPU events recorded on the chosen device
+    replayed_launches: int | None = when_set(
+        description="kernels carrying a graph launch's correlation")
+    capture_shaped_launches: int | None = when_set(
+        description="replayed kernels shaped from a graph-capture trace")
     warning: str | None = None  # the one-line warning shown on the dashboard and in md
 
 

@@ -17,6 +17,13 @@ from roofline_tui.core.coerce import coerce_number, integer, number
 from roofline_tui.core.names import cap_name, short_name_of
 from roofline_tui.core.store import ReadProblem, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
+from roofline_tui.core.topn_ext import (
+    EXTENSION_KEY,
+    DocExtension,
+    EntryExtension,
+    parse_doc_extension,
+    parse_entry_extension,
+)
 
 REGIMES = ("decode", "prefill")
 
@@ -88,11 +95,30 @@ def _shapes(value: Any) -> list[list[list[int]]]:
 # --------------------------------------------------------------------------- models
 
 
+class StepAggregates(BaseModel):
+    """One phase's sums over the profiled steps' annotations (``serving.phases[phase]``):
+    Σ query tokens, Σ KV length, Σ query², Σ query·KV, in tokens and tokens². None: some
+    counted step's label did not say."""
+
+    steps: int
+    requests: int | None = None
+    sq: int | None = None
+    sk: int | None = None
+    sqsq: int | None = None
+    sqsk: int | None = None
+    mean_kv_per_request: float | None = None
+    context_min: float | None = None
+    context_median: float | None = None
+    context_max: float | None = None
+    context_of: str | None = None
+
+
 class Serving(BaseModel):
     """The optional ``serving`` block: step counts of the profiled window."""
 
     model_config = ConfigDict(extra="allow")
 
+    phases: dict[str, StepAggregates] = Field(default_factory=dict)
     n_prefill_steps: int | None = None
     n_decode_steps: int | None = None
     decode_batch_captured: int | None = None
@@ -125,6 +151,8 @@ class TopNEntry(BaseModel):
     est_m: dict[str, int] = Field(default_factory=dict)  # est_shape[regime].M
     serving_weighted_pct: float | None = None
     input_notes: list[str] = Field(default_factory=list)
+    # what our importers recorded beyond the upstream fields (core.topn_ext): instances
+    ext: EntryExtension | None = None
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
@@ -135,6 +163,8 @@ class GraphReplay(BaseModel):
     launch_calls: int | None = None  # runtime *LaunchKernel calls
     graph_launches: int | None = None  # cudaGraphLaunch / hipGraphLaunch calls
     kernel_events: int | None = None  # kernel events recorded on the chosen device
+    replayed_launches: int | None = None  # kernels carrying a graph launch's correlation
+    capture_shaped_launches: int | None = None  # of which shaped from a graph-capture trace
     warning: str | None = None
 
 
@@ -149,6 +179,7 @@ class TopN(BaseModel):
     # replayed from CUDA/HIP graphs that the Top-N misses ...), one line each
     notes: list[str] = Field(default_factory=list)
     graph_replay: GraphReplay | None = None
+    ext: DocExtension | None = None
 
 
 class Workload(BaseModel):
@@ -240,6 +271,8 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     served_list = [r for r in served if r in REGIMES] if isinstance(served, list) else []
     dtypes = raw.get("dtypes")
     editable = raw.get("editable")
+    ext, ext_problems = parse_entry_extension(raw.get(EXTENSION_KEY))
+    notes.extend(ext_problems)
     entry = TopNEntry(
         name=name,
         short_name=short,
@@ -261,6 +294,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
         est_m=est_m,
         serving_weighted_pct=swp,
         input_notes=notes,
+        ext=ext,
         raw=raw,
     )
     return entry, None
@@ -300,10 +334,14 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
             steady=sv.get("steady") if isinstance(sv.get("steady"), bool) else None,
             analytic_calls=_regime_map(analytic, positive=False),
             note=_str(sv.get("note")),
+            phases=_phases(sv.get("phases")),
         )
     elif sv is not None:
         problems.append("profile_topN.json: serving is not an object, ignored")
+    doc_ext, ext_problems = parse_doc_extension(data.get(EXTENSION_KEY))
+    problems += [f"profile_topN.json: {p}" for p in ext_problems]
     topn = TopN(
+        ext=doc_ext,
         source=_str(data.get("source")),
         total_gpu_time_ms=_num(data.get("total_gpu_time_ms"), positive=True),
         num_kernel_launches=_int(data.get("num_kernel_launches")),
@@ -314,6 +352,39 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
         graph_replay=_graph_replay(data.get("graph_replay")),
     )
     return topn, problems
+
+
+_BIG = 10**30  # a token sum beyond this is no run's (it stays exact as an int below it)
+
+
+def _big_int(value: Any) -> int | None:
+    return value if type(value) is int and 0 <= value <= _BIG else None
+
+
+def _phases(value: Any) -> dict[str, StepAggregates]:
+    """``serving.phases``: the step aggregates per regime, each field through the coercers."""
+    out: dict[str, StepAggregates] = {}
+    if not isinstance(value, dict):
+        return out
+    for regime in REGIMES:
+        raw = value.get(regime)
+        if not isinstance(raw, dict):
+            continue
+        steps = _int(raw.get("steps"), positive=True)
+        if steps is None:
+            continue
+        got = raw.get("context")
+        ctx: dict[str, Any] = got if isinstance(got, dict) else {}
+        out[regime] = StepAggregates(
+            steps=steps, **{k: _big_int(raw.get(k)) for k in ("requests", "sq", "sk", "sqsq",
+                                                               "sqsk")},
+            mean_kv_per_request=_num(raw.get("mean_kv_per_request"), nonneg=True),
+            context_min=_num(ctx.get("min"), nonneg=True),
+            context_median=_num(ctx.get("median"), nonneg=True),
+            context_max=_num(ctx.get("max"), nonneg=True),
+            context_of=printable(ctx["of"], limit=120) if isinstance(ctx.get("of"), str)
+            else None)
+    return out
 
 
 def _notes(value: Any, limit: int = 50) -> list[str]:
@@ -330,6 +401,8 @@ def _graph_replay(value: Any) -> GraphReplay | None:
         launch_calls=_int(value.get("launch_calls")),
         graph_launches=_int(value.get("graph_launches")),
         kernel_events=_int(value.get("kernel_events")),
+        replayed_launches=_int(value.get("replayed_launches")),
+        capture_shaped_launches=_int(value.get("capture_shaped_launches")),
         warning=printable(warning, limit=300) if isinstance(warning, str) else None,
     )
 

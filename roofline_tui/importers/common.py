@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core import units
+from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.importers.instances import entry_extension
 from roofline_tui.core.names import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
@@ -163,6 +165,22 @@ class PhaseAgg:
 
 
 @dataclass
+class InstanceAgg:
+    """One instance of a kernel: the launches made by one launching op with one signature
+    (per-position dims and types) and one launch geometry, found one way (``source``)."""
+
+    op: str | None
+    dims: tuple[Any, ...]
+    types: tuple[str, ...]
+    grid: tuple[int, ...] | None
+    block: tuple[int, ...] | None
+    source: str | None  # "launch" | "external_id" | "capture" | None (no launching op)
+    calls: int
+    total_us: float
+    by_phase: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+
+@dataclass
 class KernelAgg:
     name: str
     calls: int = 0
@@ -173,6 +191,7 @@ class KernelAgg:
     dtypes: list[str] = field(default_factory=list)
     by_phase: dict[str, PhaseAgg] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    instances: list[InstanceAgg] = field(default_factory=list)
 
     def add(self, dur_us: float, calls: int = 1) -> None:
         self.calls += calls
@@ -186,6 +205,11 @@ class ServingInfo:
     n_prefill_steps: int
     n_decode_steps: int
     decode_batches: list[int]
+    # per-phase step aggregates (importers.steps.phase_aggregates), when the labels have them
+    phases: dict[str, Any] = field(default_factory=dict)
+    families: list[str] = field(default_factory=list)  # step-label families read
+    problems: list[str] = field(default_factory=list)  # labels that failed their own checks
+    backfilled: list[str] = field(default_factory=list)  # values the labels did not state
 
 
 def snap_to_capture(value: int, sizes: Iterable[int] | None) -> int:
@@ -228,6 +252,7 @@ def build_topn(
     extra: dict[str, Any] | None = None,
     notes: Iterable[str] = (),
     graph_replay: dict[str, Any] | None = None,
+    extension: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``profile_topN.json`` document; raises :class:`ImportProblem` when it would be empty."""
     items = [a for a in aggs if a.calls > 0]
@@ -259,6 +284,8 @@ def build_topn(
             entry.update(_phase_fields(agg, serving, conc, capture_sizes, est))
         if agg.notes:
             entry["notes"] = list(agg.notes)
+        if agg.instances:
+            entry[EXTENSION_KEY] = entry_extension(agg.instances, agg.total_us)
         top_kernels.append(entry)
     doc: dict[str, Any] = {
         "source": source,
@@ -274,6 +301,8 @@ def build_topn(
         doc["notes"] = notes
     if graph_replay:
         doc["graph_replay"] = graph_replay
+    if extension:
+        doc[EXTENSION_KEY] = {"version": EXTENSION_VERSION, **extension}
     if extra:
         for key, value in extra.items():
             doc.setdefault(key, value)
@@ -305,7 +334,23 @@ def _serving_block(serving: ServingInfo, conc: int | None, capture_sizes: Iterab
         "steady": steady,
         "analytic_calls": dict(est),
         "note": note,
+        **_step_records(serving),
     }
+
+
+def _step_records(serving: ServingInfo) -> dict[str, Any]:
+    """The serving block's additions from the step labels: per-phase aggregates, the label
+    families read, and what the labels did not state or failed to check."""
+    out: dict[str, Any] = {}
+    if serving.phases:
+        out["phases"] = serving.phases
+    if serving.families:
+        out["step_labels"] = list(serving.families)
+    if serving.backfilled:
+        out["backfilled"] = list(serving.backfilled)
+    if serving.problems:
+        out["label_problems"] = list(serving.problems)
+    return out
 
 
 def _phase_fields(agg: KernelAgg, serving: ServingInfo, conc: int | None,

@@ -141,18 +141,25 @@ def find_existing_env(out_dir: Path) -> Path | None:
     return None
 
 
-def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str) -> tuple[Path | None, str]:
-    """Write ``out_dir/env_report.json`` for ``info`` unless a report already exists where
-    ``analyze`` would find it. Returns ``(path written or None, one line saying what
-    happened)``. Creation is exclusive: a report created meanwhile is never replaced."""
+def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str,
+                     workload: dict[str, int] | None = None) -> tuple[Path | None, str]:
+    """Write ``out_dir/env_report.json`` for ``info`` (and the ``workload`` the import was
+    told: isl/osl/conc) unless a report already exists where ``analyze`` would find it.
+    Returns ``(path written or None, one line saying what happened)``. Creation is exclusive:
+    a report created meanwhile is never replaced."""
+    told = ", ".join(f"--{k} {v}" for k, v in (workload or {}).items())
     existing = find_existing_env(out_dir)
     if existing is not None:
-        return None, f"kept the existing {printable(existing)} (device not rewritten)"
+        kept = f"kept the existing {printable(existing)} (device not rewritten"
+        if told:
+            kept += f"; {told} not written into it: set its workload there"
+        return None, kept + ")"
     if info is None or (info.arch is None and info.product is None):
         named = (f"its device {printable(info.name, limit=60)!r} is not in the peak table"
                  if info is not None and info.name else "the profile does not name its device")
-        return None, (f"{named}: no env_report.json written; analyze will need --device NAME "
-                      "(or an env_report.json with gfx)")
+        lost = f" ({told} not recorded either)" if told else ""
+        return None, (f"{named}: no env_report.json written{lost}; analyze will need --device "
+                      "NAME (or an env_report.json with gfx)")
     doc: dict[str, Any] = {}
     if info.arch:
         doc["gfx"] = info.arch
@@ -162,6 +169,8 @@ def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str) -> tuple
         doc["device_name"] = info.name
     if info.props:
         doc["device_props"] = info.props
+    if workload:
+        doc["workload"] = dict(workload)
     doc["source"] = f"roofline import {tool}: {info.source}" if info.source else tool
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     path = Path(out_dir) / ENV_NAME

@@ -33,7 +33,8 @@ def summary(doc: dict[str, Any], path: Path) -> str:
 
 
 def finish_import(doc: dict[str, Any], out_dir: Path, *, tool: str,
-                  device: DeviceInfo | None, notes: list[str] | None = None) -> Finished:
+                  device: DeviceInfo | None, notes: list[str] | None = None,
+                  workload: dict[str, int] | None = None) -> Finished:
     """Write ``profile_topN.json`` (+ ``.md``), then ``env_report.json`` when the round has
     none; raises :class:`ImportProblem` when the Top-N cannot be written."""
     path = write_round(doc, out_dir)
@@ -42,7 +43,7 @@ def finish_import(doc: dict[str, Any], out_dir: Path, *, tool: str,
     for note in notes if notes is not None else doc.get("notes", []):
         done.stderr.append(f"warning: {printable(note, limit=400)}")
     try:
-        env_path, line = write_env_report(Path(out_dir), device, tool)
+        env_path, line = write_env_report(Path(out_dir), device, tool, workload=workload)
     except OSError as exc:
         env_path, line = None, f"env_report.json not written ({exc.strerror or exc})"
     done.env_path = env_path

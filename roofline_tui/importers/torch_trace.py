@@ -3,16 +3,23 @@
 One streamed pass keeps only compact per-event records in typed arrays:
 
 * GPU work (``cat`` kernel / gpu_memcpy / gpu_memset): device, kernel-name id, correlation,
-  start and duration;
+  start, duration and launch geometry (grid, block) when recorded;
 * launch API events (``cuda_runtime`` / ``cuda_driver``) carrying ``args.correlation``: thread
   and start time;
 * ``cpu_op`` spans that carry ``Input Dims``: thread, start, end, External id and an interned
-  (dims, types) signature;
-* ``gpu_user_annotation`` step spans named ``execute_*``.
+  signature: the op's name and, per argument position, the dims and the type as recorded;
+* step annotations (``user_annotation`` on the CPU, ``gpu_user_annotation`` mirrors), parsed
+  by ``importers.steps`` (vLLM, SGLang, ATOM label families).
 
-Shapes: a kernel's launch event shares ``args.correlation`` with it; the launching op is the
-innermost shape-carrying ``cpu_op`` on the launch event's thread whose span encloses the launch
-(falling back to the ``cpu_op`` with the kernel's ``External id``).
+Launching op: a kernel's launch event shares ``args.correlation`` with it; the launching op is
+the innermost shape-carrying ``cpu_op`` on the launch event's thread whose span encloses the
+launch (falling back to the ``cpu_op`` with the kernel's ``External id``). A kernel replayed
+from a CUDA/HIP graph has none in this trace; ``importers.replay`` takes it from the run's
+graph-capture traces (``--capture``, or the layouts the frameworks write beside the trace).
+
+Instances: each Top-N entry keeps, under the extension key (``core.topn_ext``), one instance
+per (launching op signature, geometry, how the op was found) with its own calls and time, per
+phase too; the upstream ``shapes``/``dtypes`` fields are written as before.
 
 Split-stage MoE: a MoE kernel whose name does not say its stage, launched inside a ``cpu_op``
 whose name does (``aiter::ck_moe_stage1`` / ``aiter::ck_moe_stage2``: some libraries run both
@@ -21,14 +28,12 @@ and ``<name> [stage2]`` (short names ``<short>.stage1`` / ``.stage2``), each wit
 time and shapes of its own stage and a note naming the launching op. Launches outside such an
 op keep the kernel's name: then one logical op is both launches, as the engine models it.
 
-Serving steps (the rule): a ``gpu_user_annotation`` span whose name starts with ``execute_``
-is a step. Its name is searched for ``context_<n>(<tokens>)`` and ``generation_<n>(<tokens>)``
-segments (``<tokens>`` may also read ``sq<q>sk<kv>…``); args ``context_tokens`` /
-``num_context_tokens`` / ``prefill_tokens`` and ``decode_batch`` / ``num_decode_tokens`` /
-``generation_tokens`` are read as well. A step with context tokens > 0 (or, without a token
-count, context requests > 0) is a prefill step; otherwise, with a generation segment, a decode
-step. Steps with neither are ignored. A prefill step's M is its context tokens plus its decode
-batch; a decode step's M (batch) is the generation request count (or tokens).
+Serving steps: a CPU step annotation owns the kernels whose launch (graph launches included)
+lies inside its span on the same thread, so kernels that run after the span closed still
+belong to it; only a trace without CPU annotations falls back to the GPU mirror spans around
+the kernels. Nested labels of one step (vLLM's ``execute_*`` around SGLang's ``step[...]``)
+and a step's CPU and GPU mirrors count once. A step with context tokens is a prefill step
+(M = its tokens); one with generation requests only, a decode step (M = its requests).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ import re
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,11 +59,13 @@ from roofline_tui.core.coerce import number
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
+from roofline_tui.importers.capture import discover_captures
 from roofline_tui.importers.common import (
     DEFAULT_TOP,
     MAX_DTYPES,
     MAX_SHAPES,
     ImportProblem,
+    InstanceAgg,
     KernelAgg,
     PhaseAgg,
     ServingInfo,
@@ -66,6 +73,8 @@ from roofline_tui.importers.common import (
 )
 from roofline_tui.importers.device import DeviceInfo, from_kineto
 from roofline_tui.importers.jsonstream import TraceEventStream
+from roofline_tui.importers.replay import ReplayJoin, join_replays
+from roofline_tui.importers.steps import Group, StepRecord, parse_step_label, phase_aggregates
 
 # Kineto categories, compared lower-cased: PyTorch 1.8-1.9 wrote ``Kernel``/``Memcpy``/
 # ``Memset``/``Runtime``/``Operator`` (and ``Input dims``); later versions ``kernel``/
@@ -104,71 +113,66 @@ class TorchImport:
 # step annotations
 # ---------------------------------------------------------------------------------------------
 
-_SEG = re.compile(r"(context|generation)_(\d+)\(([^)]*)\)")
-_SQ = re.compile(r"sq(\d+)")
-
-
-_SGLANG_STEP = re.compile(r"^step\[(\w+)([^\]]*)\]")
-_KV = re.compile(r"(\w+)=(\d+)")
+_STEP_PREFIXES = ("execute_", "step[", "prefill[", "decode[", "eager_decode[", "dummy_")
 
 
 def is_step_name(name: Any) -> bool:
-    return isinstance(name, str) and (name.startswith("execute_") or
-                                      _SGLANG_STEP.match(name) is not None)
+    """A label one of the step families may parse (``importers.steps``)."""
+    return isinstance(name, str) and name.startswith(_STEP_PREFIXES)
 
 
-def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] | None:
-    """``(phase, context_tokens, decode_batch)`` for a step span, else None.
-
-    vLLM: ``execute_*`` (see the module docstring). SGLang: ``step[EXTEND bs=15 toks=15360]``
-    is a prefill step of 15360 tokens, ``step[DECODE bs=32]`` a decode step of batch 32."""
-    if isinstance(name, str) and (m := _SGLANG_STEP.match(name)):
-        kind = m.group(1).upper()
-        kv = {k.lower(): int(v[:9]) for k, v in _KV.findall(m.group(2))}
-        if kind in ("EXTEND", "PREFILL"):
-            return ("prefill", kv.get("toks", kv.get("tokens", 0)), 0)
-        if kind == "DECODE":
-            return ("decode", 0, kv.get("bs", 0))
+def _args_step(name: str, args: dict[str, Any]) -> StepRecord | None:
+    """A vLLM ``execute_*`` step whose label has no segments but whose args give the counts
+    (``context_tokens``/``num_context_tokens``/``prefill_tokens`` and ``decode_batch``/
+    ``num_decode_tokens``/``generation_tokens``), as some builds write it."""
+    if not name.startswith("execute_"):
         return None
-    if not isinstance(name, str) or not name.startswith("execute_"):
-        return None
-    seg: dict[str, tuple[int, int | None]] = {}
-    for kind, lead, inner in _SEG.findall(name):
-        sq = _SQ.search(inner)
-        tokens = int(sq.group(1)) if sq else (int(inner) if inner.strip().isdigit() else None)
-        seg[kind] = (int(lead), tokens)
-    args = args if isinstance(args, dict) else {}
 
     def arg_int(*keys: str) -> int | None:
         for k in keys:
             v = args.get(k)
             if isinstance(v, bool):
                 continue
-            if isinstance(v, (int, float)) and v >= 0:
+            if isinstance(v, (int, float)) and v >= 0 and v == v and v < 2**62:
                 return int(v)
-            if isinstance(v, str) and v.strip().isdigit():
+            if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) < 19:
                 return int(v)
         return None
 
-    ctx_tokens = arg_int("context_tokens", "num_context_tokens", "prefill_tokens")
-    dec_batch = arg_int("decode_batch", "num_decode_tokens", "generation_tokens")
-    ctx_reqs = 0
-    if "context" in seg:
-        ctx_reqs, tok = seg["context"]
-        if ctx_tokens is None:
-            ctx_tokens = tok if tok is not None else None
-    if "generation" in seg and dec_batch is None:
-        lead, tok = seg["generation"]
-        dec_batch = lead or (tok or 0)
-    if ctx_tokens is None and dec_batch is None and "context" not in seg:
+    ctx = arg_int("context_tokens", "num_context_tokens", "prefill_tokens")
+    dec = arg_int("decode_batch", "num_decode_tokens", "generation_tokens")
+    if ctx is None and dec is None:
         return None
-    ctx_tokens = ctx_tokens or 0
-    dec_batch = dec_batch or 0
-    if ctx_tokens > 0 or (ctx_reqs > 0 and "context" in seg and seg["context"][1] is None):
-        return ("prefill", ctx_tokens, dec_batch)
-    if "generation" in seg or dec_batch > 0:
-        return ("decode", 0, dec_batch)
-    return None
+    ctx, dec = ctx or 0, dec or 0
+    context = Group(requests=None, sq=ctx, sk=None, sqsq=None, sqsk=None) if ctx else None
+    generation = Group(requests=dec, sq=dec, sk=None, sqsq=None, sqsk=None) if dec else None
+    phase = ("mixed" if ctx and dec else "prefill_only" if ctx else
+             "decode_only" if dec else "idle")
+    return StepRecord(framework="vllm", family="vllm-args", raw=printable(name, limit=400),
+                      tokens=ctx + dec, context=context, generation=generation,
+                      has_aggregates=False, phase=phase, mode=None, capture_size=ctx + dec,
+                      spec_width=None, tbo=False, dummy=False,
+                      backfilled=("token counts from the step's args, not its label",),
+                      problems=())
+
+
+def parse_step(name: str, args: dict[str, Any] | None) -> tuple[str, int, int] | None:
+    """``(regime, context_tokens, decode_batch)`` of a step label, else None: the short form
+    older callers use; :func:`importers.steps.parse_step_label` has the whole record."""
+    if not isinstance(name, str):
+        return None
+    rec = parse_step_label(name) or _args_step(name, args if isinstance(args, dict) else {})
+    if rec is None:
+        return None
+    regime, m = _regime_of(rec)
+    if regime < 0:
+        return None
+    if regime == 1:
+        return ("decode", 0, m)
+    ctx = rec.context.sq if rec.context is not None and rec.context.sq is not None else 0
+    gen = rec.generation
+    dec = (gen.requests if gen.requests is not None else gen.sq or 0) if gen is not None else 0
+    return ("prefill", ctx, dec)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,11 +206,84 @@ def _arg(args: dict[str, Any], key: str) -> Any:
     return args.get(key.lower()) if v is None else v
 
 
+_DIM_MAX = 1 << 40  # a dimension beyond this is not a tensor's
+_RANK_MAX = 16
+_POSITIONS_MAX = 64  # argument positions kept of one op (real ops have at most ~30)
+_TYPE_CHARS = 64
+_MAX_GEOMS = 1 << 16
+
+
+def _dims_of(value: Any) -> tuple[int, ...] | None:
+    """One tensor's dims (``[]`` for a scalar), or None when ``value`` is not a dims list."""
+    if value.__class__ is not list or len(value) > _RANK_MAX:
+        return None
+    for x in value:
+        if x.__class__ is not int or not 0 <= x <= _DIM_MAX:
+            return None
+    return tuple(value)
+
+
+def _position(value: Any) -> Any:
+    """One argument position's dims: a tuple of ints, a tuple of such tuples (a TensorList),
+    or None (not dims: kept as a hole so the positions stay in place)."""
+    dims = _dims_of(value)
+    if dims is not None or value.__class__ is not list or not value:
+        return dims
+    if len(value) <= _POSITIONS_MAX and all(x.__class__ is list for x in value):
+        many = tuple(_dims_of(x) for x in value)
+        if all(d is not None for d in many):
+            return many
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Sig:
+    """A launching op's signature, per argument position, exactly as the trace records it.
+
+    ``dims[i]`` is the i-th argument's dims (``()`` for a scalar, a tuple of dims for a
+    TensorList, None when the trace holds something else there); ``types[i]`` its recorded
+    type (``c10::BFloat16``, ``Scalar``, ``""`` ...). ``shapes``/``dtypes`` are the upstream
+    Top-N's forms (tensor dims only; the distinct tensor types), kept for upstream readers."""
+
+    op: str | None
+    dims: tuple[Any, ...]
+    types: tuple[str, ...]
+    key: str
+    shapes: list[list[int]]
+    dtypes: list[str]
+
+
+def make_sig(op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
+    """The :class:`Sig` of one cpu_op's ``Input Dims``/``Input type``; None without dims."""
+    if not isinstance(raw_dims, list):
+        return None
+    dims = tuple(_position(d) for d in raw_dims[:_POSITIONS_MAX])
+    shapes = _clean_dims(raw_dims)
+    if not shapes:
+        return None
+    types: tuple[str, ...] = ()
+    if isinstance(raw_types, list):
+        types = tuple(printable(t, limit=_TYPE_CHARS) if isinstance(t, str) else ""
+                      for t in raw_types[:_POSITIONS_MAX])
+    op = cap_name(op, limit=200) if isinstance(op, str) else None
+    key = json.dumps([op, dims, types], separators=(",", ":"))
+    return Sig(op, dims, types, key, shapes, _clean_types(list(types)))
+
+
+def _geom(value: tuple[Any, ...] | None) -> tuple[int, ...] | None:
+    if value is None or not 0 < len(value) <= 3:
+        return None
+    if all(x.__class__ is int and 0 <= x <= _DIM_MAX for x in value):
+        return value
+    return None
+
+
 def _clean_dims(dims: Any) -> list[list[int]]:
+    """The upstream ``shapes`` form: tensor dims only, in order (a TensorList flattened)."""
     out: list[list[int]] = []
     if not isinstance(dims, list):
         return out
-    for d in dims:
+    for d in dims[:_POSITIONS_MAX]:
         if not isinstance(d, list) or not d:
             continue
         if all(_is_int(x) for x in d):
@@ -224,7 +301,11 @@ def _is_int(x: Any) -> bool:
 def _clean_types(types: Any) -> list[str]:
     if not isinstance(types, list):
         return []
-    return [t for t in types if isinstance(t, str) and t not in _NOT_DTYPES]
+    out: list[str] = []
+    for t in types:
+        if isinstance(t, str) and t not in _NOT_DTYPES and t not in out:
+            out.append(t)
+    return out
 
 
 # what the collector does with an event, by its lower-cased category
@@ -280,7 +361,11 @@ class _Collector:
         self.c_ext = array("q")
         self.c_sig = array("q")
         self.sig_ids: dict[str, int] = {}
-        self.sigs: list[tuple[list[list[int]], list[str]]] = []
+        self.sigs: list[Sig] = []
+        # launch geometries (grid, block) recorded on kernel events or capture launches
+        self.g_geom = array("q")
+        self.geom_ids: dict[tuple[Any, Any], int] = {}
+        self.geoms: list[tuple[tuple[int, ...] | None, tuple[int, ...] | None]] = []
         self.cpu_ops = 0
         # cpu ops whose name states a MoE stage (with or without shapes): thread, start, end,
         # stage (1 or 2), op name id in ``names``
@@ -289,10 +374,10 @@ class _Collector:
         self.s_end = array("d")
         self.s_stage = array("b")
         self.s_op = array("q")
-        # steps on the GPU timeline: (device, start, end, phase, ctx_tokens, dec_batch)
-        self.steps: list[tuple[int, float, float, str, int, int]] = []
-        # steps annotated on the CPU: (thread id, start, end, phase, ctx_tokens, dec_batch)
-        self.cpu_steps: list[tuple[int, float, float, str, int, int]] = []
+        # step annotations mirrored on the GPU timeline (key: device), and on the CPU (key:
+        # the thread id)
+        self.steps: list[_Step] = []
+        self.cpu_steps: list[_Step] = []
         self.execute_spans = 0
         self.events = 0
         self.skipped_gpu = 0
@@ -300,7 +385,7 @@ class _Collector:
         # caches of per-name work, each bounded (a hostile trace may use a new name per event)
         self._cat_kinds: dict[str, tuple[str, int]] = {}
         self._launch_kinds: dict[str, int] = {}
-        self._sig_cache: dict[str, tuple[str, list[list[int]], list[str]] | None] = {}
+        self._sig_cache: dict[str, Sig | None] = {}
         self._sig_cache_room = _SIG_CACHE_CHARS
         self._stages: dict[str, int] = {}  # cpu_op name -> MoE stage it states (0: none)
 
@@ -383,6 +468,8 @@ class _Collector:
             ext = args.get("External id")
             if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
                 ext = _as_int(_arg(args, "External id"))
+            grid = args.get("grid")
+            self.g_geom.append(-1 if grid is None else self.geom_id(grid, args.get("block")))
             name_id = self.name_ids.get(name)
             self.g_dev.append(dev if dev is not None else -1)
             self.g_name.append(name_id if name_id is not None else self._name_id(name))
@@ -445,15 +532,12 @@ class _Collector:
                 self.s_op.append(self._name_id(op))
         raw_dims = _dims_arg(args)
         if not isinstance(raw_dims, list) or not raw_dims:
-            return  # no dims: nothing to attach (what _clean_dims would say)
-        cleaned = self._signature(raw_dims, args.get("Input type"))
-        if cleaned is None:
+            return  # no dims: nothing to attach
+        found = self._signature(op if isinstance(op, str) else None, raw_dims,
+                                args.get("Input type"))
+        if found is None:
             return
-        key, dims, types = cleaned
-        sig = self.sig_ids.get(key)
-        if sig is None:
-            sig = self.sig_ids[key] = len(self.sigs)
-            self.sigs.append((dims, types))
+        sig = self.sig_id(found)
         ext = _as_int(_arg(args, "External id"))
         self.c_tid.append(self._thread_of(ev))
         self.c_ts.append(ts)
@@ -461,49 +545,68 @@ class _Collector:
         self.c_ext.append(ext if ext is not None else -1)
         self.c_sig.append(sig)
 
-    def _signature(self, raw_dims: Any, raw_types: Any
-                   ) -> tuple[str, list[list[int]], list[str]] | None:
-        """The cleaned (dims, types) of a cpu_op and their JSON key, or None without dims.
+    def _signature(self, op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
+        """The launching op's signature: its name and, per argument position, the dims and the
+        type as recorded (never de-duplicated), or None without any dims.
 
-        Cleaning is the same for equal raw values, so it runs once per distinct raw pair: the
-        raw pair's ``repr`` (which tells apart everything JSON can hold: ``1`` from ``1.0``
-        from ``"1"``) keys a bounded cache."""
+        Cleaning is the same for equal raw values, so it runs once per distinct raw triple: the
+        triple's ``repr`` (which tells apart everything JSON can hold: ``1`` from ``1.0`` from
+        ``"1"``) keys a bounded cache."""
         try:
-            raw_key: str | None = repr((raw_dims, raw_types))
+            raw_key: str | None = repr((op, raw_dims, raw_types))
         except (RecursionError, ValueError):
             raw_key = None
         if raw_key is not None:
             hit = self._sig_cache.get(raw_key, _MISS)
             if hit is not _MISS:
                 return hit  # type: ignore[return-value]
-        dims = _clean_dims(raw_dims)
-        out: tuple[str, list[list[int]], list[str]] | None = None
-        if dims:
-            types = _clean_types(raw_types)
-            out = (json.dumps([dims, types], separators=(",", ":")), dims, types)
+        out = make_sig(op, raw_dims, raw_types)
         if (raw_key is not None and len(raw_key) <= _CACHE_KEY_CHARS
                 and len(raw_key) <= self._sig_cache_room):
             self._sig_cache[raw_key] = out
             self._sig_cache_room -= len(raw_key)
         return out
 
+    def sig_id(self, sig: Sig) -> int:
+        """The interned id of ``sig`` (equal signatures share one id)."""
+        i = self.sig_ids.get(sig.key)
+        if i is None:
+            i = self.sig_ids[sig.key] = len(self.sigs)
+            self.sigs.append(sig)
+        return i
+
+    def geom_id(self, grid: Any, block: Any) -> int:
+        """The interned id of a launch geometry (grid, block), -1 when not one."""
+        key = (tuple(grid) if grid.__class__ is list else None,
+               tuple(block) if block.__class__ is list else None)
+        i = self.geom_ids.get(key)
+        if i is not None:
+            return i
+        g = _geom(key[0])
+        b = _geom(key[1])
+        if (g is None and b is None) or len(self.geoms) >= _MAX_GEOMS:
+            return -1
+        i = self.geom_ids[key] = len(self.geoms)
+        self.geoms.append((g, b))
+        return i
+
     def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:
         name = ev.get("name")
-        if not is_step_name(name):
+        if not isinstance(name, str) or not name.startswith(_STEP_PREFIXES):
             return
         self.execute_spans += 1
         ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-        step = parse_step(str(name), args)
-        if step is None or ts is None or dur is None:
+        rec = parse_step_label(name) or _args_step(name, args)
+        if rec is None or ts is None or dur is None or dur < 0:
             return
+        regime, m = _regime_of(rec)
         if cat == "gpu_user_annotation":
             dev = _as_int(args.get("device"))
             if dev is None:
                 dev = _as_int(ev.get("pid"))
-            self.steps.append((dev if dev is not None else -1, ts, ts + dur, *step))
+            self.steps.append(_Step(dev if dev is not None else -1, ts, ts + dur, rec, regime, m))
         else:
-            tid = self._thread_of(ev)
-            self.cpu_steps.append((tid, ts, ts + dur, *step))
+            self.cpu_steps.append(_Step(self._thread_of(ev), ts, ts + dur, rec, regime, m))
 
     def what_it_holds(self, header: dict[str, Any]) -> str:
         """One line on what a trace without GPU events does hold."""
@@ -773,53 +876,125 @@ def _find_launches(col: _Collector, rows: array) -> _Launches:
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
-                   launches: _Launches) -> None:
-    """Fill shapes/dtypes of the kernels in ``aggs`` from their launching cpu_op.
+# how a GPU row got its launching op's signature
+HOW_NONE, HOW_ENCLOSING, HOW_EXTERNAL_ID, HOW_CAPTURE = range(4)
+HOW_NAMES = {HOW_ENCLOSING: "launch", HOW_EXTERNAL_ID: "external_id", HOW_CAPTURE: "capture"}
+
+
+@dataclass
+class _Shaped:
+    """Per row position: the launching op's signature id (-1: none), how it was found
+    (``HOW_*``) and the launch geometry id (-1: not recorded)."""
+
+    sig: array
+    how: array
+    geom: array
+
+
+def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped:
+    """The launching op of each row: the innermost shape-carrying ``cpu_op`` on the launch's
+    thread enclosing the launch; else the ``cpu_op`` with the kernel's ``External id``.
 
     Works on typed arrays indexed by position in ``rows`` so memory stays a few machine words
     per launch."""
     n = len(rows)
-    g_ext, g_name = col.g_ext, col.g_name
+    g_ext, g_geom = col.g_ext, col.g_geom
+    out = _Shaped(array("q", [-1]) * n, array("b", [HOW_NONE]) * n,
+                  array("q", (g_geom[i] for i in rows)))
+    if not n or not col.c_sig:
+        return out
+    span_of = _innermost_by_thread(launches.tid, launches.ts, col.c_tid, col.c_ts, col.c_end)
+    c_sig = col.c_sig
+    sig_of, how = out.sig, out.how
+    for p, j in enumerate(span_of):
+        if j >= 0:
+            sig_of[p] = c_sig[j]
+            how[p] = HOW_ENCLOSING
+    del span_of
+    missing = {g_ext[i] for i, sig in zip(rows, sig_of, strict=True) if sig < 0 and g_ext[i] >= 0}
+    if missing:
+        by_ext: dict[int, int] = {}
+        for ext, sig in zip(col.c_ext, c_sig, strict=True):
+            if ext in missing and ext not in by_ext:
+                by_ext[ext] = sig
+        for p in range(n):
+            if sig_of[p] < 0:
+                found = by_ext.get(g_ext[rows[p]], -1)
+                if found >= 0:
+                    sig_of[p] = found
+                    how[p] = HOW_EXTERNAL_ID
+    return out
+
+
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
+                   shaped: _Shaped, launches: _Launches) -> None:
+    """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs``: the distinct shape sets,
+    most launches first (at most ``MAX_SHAPES``), and the tensor types they carry."""
+    g_name = col.g_name
+    counts: dict[tuple[int, int], int] = {}
     replayed: dict[int, int] = {}
-    for i, graph in zip(rows, launches.graph, strict=True):
-        if graph:
-            replayed[g_name[i]] = replayed.get(g_name[i], 0) + 1
-    if n and col.c_sig:
-        q_tid, q_ts = launches.tid, launches.ts
-        span_of = _innermost_by_thread(q_tid, q_ts, col.c_tid, col.c_ts, col.c_end)
-        c_sig = col.c_sig
-        sig_of = array("q", ((c_sig[j] if j >= 0 else -1) for j in span_of))
-        del span_of
-        missing = {g_ext[i] for i, sig in zip(rows, sig_of, strict=True)
-                   if sig < 0 and g_ext[i] >= 0}
-        if missing:
-            by_ext: dict[int, int] = {}
-            for ext, sig in zip(col.c_ext, c_sig, strict=True):
-                if ext in missing and ext not in by_ext:
-                    by_ext[ext] = sig
-            for p in range(n):
-                if sig_of[p] < 0:
-                    sig_of[p] = by_ext.get(g_ext[rows[p]], -1)
-        # most frequent shape sets first
-        counts: dict[tuple[int, int], int] = {}
-        for i, sig in zip(rows, sig_of, strict=True):
-            if sig >= 0:
-                key = (g_name[i], sig)
-                counts[key] = counts.get(key, 0) + 1
-        for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            agg = aggs[name_id]
-            dims, types = col.sigs[sig]
-            if dims not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
-                agg.shapes.append(dims)
-            for t in types:
-                if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
-                    agg.dtypes.append(t)
+    for p, i in enumerate(rows):
+        nid = g_name[i]
+        if nid not in aggs:
+            continue
+        sig = shaped.sig[p]
+        if sig >= 0:
+            key = (nid, sig)
+            counts[key] = counts.get(key, 0) + 1
+        elif launches.graph[p]:
+            replayed[nid] = replayed.get(nid, 0) + 1
+    for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        agg = aggs[name_id]
+        found = col.sigs[sig]
+        if found.shapes not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
+            agg.shapes.append(found.shapes)
+        for t in found.dtypes:
+            if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
+                agg.dtypes.append(t)
     for name_id, n_replayed in replayed.items():
         agg = aggs[name_id]
-        if not agg.shapes:
-            agg.notes.append(f"no shapes recorded: {n_replayed} of {agg.calls} launches were "
-                             "replayed from a CUDA/HIP graph (no launching op in the trace)")
+        agg.notes.append(f"no shapes for {n_replayed:,} of {agg.calls:,} launches: replayed from "
+                         "a CUDA/HIP graph (no launching op in this trace; a graph-capture trace "
+                         "gives them: --capture)")
+
+
+def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
+                      shaped: _Shaped, phase_of: array) -> None:
+    """One instance per (kernel, launching op signature, geometry, how found): its calls, time
+    and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
+    g_name, g_dur = col.g_name, col.g_dur
+    acc: dict[tuple[int, int, int, int], list[Any]] = {}
+    for p, i in enumerate(rows):
+        nid = g_name[i]
+        if nid not in aggs:
+            continue
+        key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p])
+        a = acc.get(key)
+        if a is None:
+            a = acc[key] = [0, 0.0, {}]
+        dur = g_dur[i]
+        a[0] += 1
+        a[1] += dur
+        ph = phase_of[p]
+        if ph >= 0:
+            per = a[2].get(ph)
+            if per is None:
+                a[2][ph] = [1, dur]
+            else:
+                per[0] += 1
+                per[1] += dur
+    for (nid, sig, geom, how), (calls, us, per) in acc.items():
+        found = col.sigs[sig] if sig >= 0 else None
+        grid, block = col.geoms[geom] if geom >= 0 else (None, None)
+        aggs[nid].instances.append(InstanceAgg(
+            op=found.op if found else None,
+            dims=found.dims if found else (),
+            types=found.types if found else (),
+            grid=grid, block=block,
+            source=HOW_NAMES.get(how),
+            calls=calls, total_us=us,
+            by_phase={PHASES[ph]: (c, t) for ph, (c, t) in sorted(per.items())},
+        ))
 
 
 @dataclass
@@ -879,75 +1054,143 @@ def _stage_note(label: _StageLabel, calls: int) -> str:
             "its launches anywhere else are separate entries")
 
 
-def _outermost(steps: list[tuple[int, float, float, str, int, int]]
-               ) -> list[tuple[int, float, float, str, int, int]]:
+PHASES = ("prefill", "decode")  # the Top-N's regimes, indexed by a row's phase number
+
+
+@dataclass
+class _Step:
+    """One step span: where it is (thread id for a CPU annotation, device for a GPU one), its
+    parsed record, the regime it counts in (``PHASES`` index, -1: idle or a dummy step) and
+    the token count M its kernels ran at."""
+
+    key: int
+    ts: float
+    end: float
+    rec: StepRecord
+    regime: int = -1
+    m: int = 0
+    rows: int = 0  # GPU rows of the chosen device that belong to it
+    graph_launches: set[int] = field(default_factory=set)  # their graph-launch correlations
+
+
+def _regime_of(rec: StepRecord) -> tuple[int, int]:
+    """(regime index, M) of a step: a step with context tokens is a prefill step (M = all its
+    tokens); a step with generation requests only, a decode step (M = its requests)."""
+    if rec.dummy or rec.phase == "idle":
+        return -1, 0
+    ctx, gen = rec.context, rec.generation
+    if rec.phase in ("prefill_only", "mixed"):
+        m = rec.tokens
+        if m is None:
+            m = sum(g.sq or 0 for g in (ctx, gen) if g is not None)
+        return 0, int(m or 0)
+    if gen is not None:
+        return 1, int(gen.requests if gen.requests is not None else gen.sq or 0)
+    return -1, 0
+
+
+def _outermost(steps: list[_Step]) -> list[_Step]:
     """Step spans not enclosed by another step span of the same device/thread: vLLM's
-    ``execute_*`` around SGLang-style ``step[...]`` is one step, not two."""
-    out: list[tuple[int, float, float, str, int, int]] = []
-    for s in sorted(steps, key=lambda s: (s[0], s[1], -s[2])):
-        if out and out[-1][0] == s[0] and out[-1][1] <= s[1] and s[2] <= out[-1][2]:
+    ``execute_*`` around SGLang's ``step[...]`` is one step, not two. The enclosing span is
+    kept; its record is the inner one's when only the inner label has the aggregates."""
+    out: list[_Step] = []
+    for s in sorted(steps, key=lambda s: (s.key, s.ts, -s.end)):
+        if out and out[-1].key == s.key and out[-1].ts <= s.ts and s.end <= out[-1].end:
+            if s.rec.has_aggregates and not out[-1].rec.has_aggregates:
+                out[-1].rec = s.rec
+                out[-1].regime, out[-1].m = _regime_of(s.rec)
             continue
         out.append(s)
     return out
 
 
-def _attach_phases(col: _Collector, device: int, aggs: dict[int, KernelAgg],
-                   rows: array, launches: _Launches) -> ServingInfo | None:
-    """Per-phase calls of the top kernels. A kernel belongs to the GPU step span around it on
-    its device; without one, to the CPU step span (``user_annotation``) around its launch on
-    the launching thread (linked by correlation or ``ac2g`` flow)."""
-    steps = _outermost([s for s in col.steps if s[0] in (device, -1)])
-    cpu_steps = _outermost(col.cpu_steps)
-    if not steps and not cpu_steps:
-        return None
-    starts = [s[1] for s in steps]
-    ends = [s[2] for s in steps]
-    by_tid: dict[int, list[tuple[int, float, float, str, int, int]]] = {}
-    for s in cpu_steps:
-        by_tid.setdefault(s[0], []).append(s)
-    tid_starts = {tid: [s[1] for s in ss] for tid, ss in by_tid.items()}
-    used_cpu: set[tuple[int, float]] = set()
-    g_ts, g_dur, g_name = col.g_ts, col.g_dur, col.g_name
-    l_tid, l_ts = launches.tid, launches.ts
+def _join_steps(col: _Collector, device: int, rows: array, launches: _Launches
+                ) -> tuple[list[_Step], array]:
+    """The step of every row (-1: none). A CPU step annotation owns the kernels whose launch
+    (the runtime call with the kernel's correlation, a graph launch included) lies inside its
+    span on the same thread: replayed kernels often run after the span has closed, so a
+    kernel's own time says nothing. Without CPU annotations, the GPU mirror span around the
+    kernel is used. A step's CPU and GPU mirrors are one step."""
+    step_of = array("q", [-1]) * len(rows)
+    cpu = _outermost(list(col.cpu_steps))
+    gpu = _outermost([s for s in col.steps if s.key in (device, -1)])
     right = bisect.bisect_right
-    # (name id, phase) -> [count, total µs, {M: count}], summed in row order
-    acc: dict[tuple[int, str], list[Any]] = {}
-    for p, i in enumerate(rows):
-        ts = g_ts[i]
-        k = right(starts, ts) - 1
-        if k >= 0 and ts < ends[k]:
-            step = steps[k]
-        else:
-            tid = l_tid[p]
-            if tid < 0 or tid not in by_tid:
+    matched = 0
+    if cpu:
+        by_tid: dict[int, list[int]] = {}
+        for k, s in enumerate(cpu):
+            by_tid.setdefault(s.key, []).append(k)
+        starts = {tid: [cpu[k].ts for k in ks] for tid, ks in by_tid.items()}
+        l_tid, l_ts = launches.tid, launches.ts
+        for p in range(len(rows)):
+            ks = by_tid.get(l_tid[p])
+            if ks is None:
                 continue
-            ss = by_tid[tid]
             lt = l_ts[p]
-            k = right(tid_starts[tid], lt) - 1
-            if k < 0 or lt > ss[k][2]:
-                continue
-            step = ss[k]
-            used_cpu.add((step[0], step[1]))
-        _key, _s, _e, phase, ctx, batch = step
-        m = ctx + batch if phase == "prefill" else batch
-        key = (g_name[i], phase)
+            k = right(starts[l_tid[p]], lt) - 1
+            if k >= 0 and lt <= cpu[ks[k]].end:
+                step_of[p] = ks[k]
+                matched += 1
+    if matched or not gpu:
+        steps = cpu
+    else:
+        steps = gpu
+        g_ts = col.g_ts
+        begin = [s.ts for s in gpu]
+        for p, i in enumerate(rows):
+            ts = g_ts[i]
+            k = right(begin, ts) - 1
+            if k >= 0 and ts < gpu[k].end:
+                step_of[p] = k
+    g_corr = col.g_corr
+    for p, k in enumerate(step_of):
+        if k >= 0:
+            s = steps[k]
+            s.rows += 1
+            if launches.graph[p]:
+                s.graph_launches.add(g_corr[rows[p]])
+    return steps, step_of
+
+
+def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array,
+                   steps: list[_Step], step_of: array) -> tuple[ServingInfo | None, array]:
+    """Per-phase calls, time and M of the kernels in ``aggs``; the phase number of every row
+    (-1: in no counted step); the serving block's step accounting."""
+    phase_of = array("b", [-1]) * len(rows)
+    g_name, g_dur = col.g_name, col.g_dur
+    acc: dict[tuple[int, int], list[Any]] = {}
+    for p, k in enumerate(step_of):
+        if k < 0:
+            continue
+        step = steps[k]
+        if step.regime < 0:
+            continue
+        phase_of[p] = step.regime
+        nid = g_name[rows[p]]
+        if nid not in aggs:
+            continue
+        key = (nid, step.regime)
         a = acc.get(key)
         if a is None:
             a = acc[key] = [0, 0.0, {}]
         a[0] += 1
-        a[1] += g_dur[i]
-        hist = a[2]
-        hist[m] = hist.get(m, 0) + 1
-    for (name_id, phase), (count, total_us, hist) in acc.items():
-        aggs[name_id].by_phase[phase] = PhaseAgg(count, total_us, hist)
-    counted = steps + [s for s in cpu_steps if (s[0], s[1]) in used_cpu]
+        a[1] += g_dur[rows[p]]
+        a[2][step.m] = a[2].get(step.m, 0) + 1
+    for (nid, ph), (count, total_us, hist) in acc.items():
+        aggs[nid].by_phase[PHASES[ph]] = PhaseAgg(count, total_us, hist)
+    counted = [s for s in steps if s.rows and s.regime >= 0]
     if not counted:
-        return None
+        return None, phase_of
+    recs = [s.rec for s in counted]
     return ServingInfo(
-        n_prefill_steps=sum(1 for s in counted if s[3] == "prefill"),
-        n_decode_steps=sum(1 for s in counted if s[3] == "decode"),
-        decode_batches=[s[5] for s in counted if s[3] == "decode"],
-    )
+        n_prefill_steps=sum(1 for s in counted if s.regime == 0),
+        n_decode_steps=sum(1 for s in counted if s.regime == 1),
+        decode_batches=[s.m for s in counted if s.regime == 1],
+        phases=phase_aggregates(recs),
+        families=sorted({r.family for r in recs}),
+        problems=sorted({p for r in recs for p in r.problems})[:8],
+        backfilled=sorted({b for r in recs for b in r.backfilled})[:8],
+    ), phase_of
 
 
 def import_torch(
@@ -959,6 +1202,8 @@ def import_torch(
     osl: int | None = None,
     conc: int | None = None,
     capture_sizes: Iterable[int] | None = None,
+    captures: Sequence[Path] | None = None,
+    discover: bool = True,
     progress: bool = True,
     chunk: int = 1 << 20,
 ) -> TorchImport:
@@ -992,32 +1237,152 @@ def import_torch(
         agg.notes.append(_stage_note(label, agg.calls))
     ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
     top_aggs = {n: aggs[n] for n in ranked}
-    top_rows = array("q", (i for i, (d, nid) in enumerate(zip(col.g_dev, col.g_name,
-                                                             strict=True))
-                           if d == dev and nid in top_aggs))
-    launches_of = _find_launches(col, top_rows)
-    _attach_shapes(col, top_aggs, top_rows, launches_of)
-    serving = _attach_phases(col, dev, top_aggs, top_rows, launches_of)
-    notes = []
+    # every row of the device: the launching ops, the steps and the captures concern them all
+    # (the share of GPU time without a launching op is a whole-profile figure)
+    rows = array("q", (i for i, d in enumerate(col.g_dev) if d == dev))
+    launches_of = _find_launches(col, rows)
+    shaped = _launching_ops(col, rows, launches_of)
+    steps, step_of = _join_steps(col, dev, rows, launches_of)
+    notes: list[str] = []
+    replay_join = None
+    if captures is None:
+        captures = discover_captures(Path(path)) if discover else []
+    if captures and any(launches_of.graph):
+        replay_join = join_replays(col, rows, launches_of, shaped, steps, step_of,
+                                   list(captures))
+        notes.extend(replay_join.notes)
+    elif captures:
+        notes.append(f"{len(captures)} graph-capture trace(s) given, but no kernel of this "
+                     "trace was replayed from a graph: not used")
+    _attach_shapes(col, top_aggs, rows, shaped, launches_of)
+    serving, phase_of = _attach_phases(top_aggs, col, rows, steps, step_of)
+    _attach_instances(col, top_aggs, rows, shaped, phase_of)
     if col.execute_spans and serving is None:
-        notes.append(f"{col.execute_spans} execute_* step spans without a readable "
-                     "context/generation segment: no serving block")
+        notes.append(f"{col.execute_spans} step annotation(s) (execute_*, step[...], "
+                     "prefill[...]/decode[...]) own no GPU work of this device or are not "
+                     "readable: no serving block")
     if col.skipped_gpu:
         notes.append(f"{col.skipped_gpu} GPU events without a usable ts/dur/name skipped")
     if total <= 0:
         raise ImportProblem("GPU events found but their durations sum to zero")
-    replay = graph_replay(col, launches)
+    notes.extend(_evidence_notes(col, rows, shaped, launches_of, step_of, total))
+    replay = graph_replay(col, launches, replay_join)
     if replay:
+        if replay_join is not None:
+            replay["capture_shaped_launches"] = replay_join.shaped
+            replay["replayed_launches"] = replay_join.replayed
         notes.append(replay["warning"])
+    regime = regime_evidence(col, serving)
     doc = build_topn(aggs.values(), source="torch-trace", total_us=total, launches=launches,
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
-                     capture_sizes=capture_sizes, notes=notes, graph_replay=replay)
+                     capture_sizes=capture_sizes, notes=notes, graph_replay=replay,
+                     extension=_doc_extension(col, regime, replay_join))
     info = from_kineto(header, dev, Path(path).name)
     return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
                        device_info=info)
 
 
-def graph_replay(col: _Collector, gpu_events: int) -> dict[str, Any] | None:
+def _evidence_notes(col: _Collector, rows: array, shaped: _Shaped, launches: _Launches,
+                    step_of: array, total_us: float) -> list[str]:
+    """What the trace could not say, as profile notes: no cpu_op events at all; the GPU time
+    whose kernels have no launching op; the GPU time outside every step."""
+    out: list[str] = []
+    if not col.cpu_ops:
+        out.append("GPU-only trace: no cpu_op events at all, so no kernel has a launching op "
+                   "or shapes (record with the CPU activity on: ProfilerActivity.CPU)")
+    g_dur = col.g_dur
+    no_op = sum(g_dur[i] for p, i in enumerate(rows) if shaped.sig[p] < 0)
+    if col.cpu_ops and no_op > 0:
+        replayed = sum(g_dur[i] for p, i in enumerate(rows)
+                       if shaped.sig[p] < 0 and launches.graph[p])
+        unlaunched = sum(g_dur[i] for p, i in enumerate(rows)
+                         if shaped.sig[p] < 0 and launches.tid[p] < 0)
+        parts = []
+        if replayed:
+            parts.append(f"{100 * replayed / total_us:.1f} % replayed from a graph")
+        if unlaunched:
+            parts.append(f"{100 * unlaunched / total_us:.1f} % with no launch call in the "
+                         "trace (launched before the profiled window, or its runtime events "
+                         "were dropped)")
+        rest = no_op - replayed - unlaunched
+        if rest > 0.0005 * total_us:
+            parts.append(f"{100 * rest / total_us:.1f} % launched outside any op that "
+                         "records shapes")
+        out.append(f"{100 * no_op / total_us:.1f} % of the GPU time has no launching op with "
+                   f"shapes ({'; '.join(parts)})")
+    if (col.cpu_steps or col.steps) and any(k >= 0 for k in step_of):
+        outside = sum(g_dur[i] for p, i in enumerate(rows) if step_of[p] < 0)
+        if outside > 0.0005 * total_us:
+            out.append(f"{100 * outside / total_us:.1f} % of the GPU time belongs to no step "
+                       "annotation (before or after the profiled steps); it is counted in the "
+                       "Top-N but in no phase")
+    return out
+
+
+_EMBEDDING_OPS = ("aten::embedding", "aten::embedding_bag")
+_BACKWARD = re.compile(r"backward|autograd::engine", re.IGNORECASE)
+
+
+def regime_evidence(col: _Collector, serving: ServingInfo | None) -> dict[str, Any]:
+    """Which regime the trace's own evidence says, and whether that is an assumption.
+
+    Step annotations decide when present. Otherwise the token-embedding lookups do: indices
+    ``[B, S]`` with S > 1 are a forward over whole sequences (prefill), S = 1 one new token per
+    sequence (decode). A trace with backward ops is training: its forward runs over whole
+    sequences, like prefill, and that is stated as an assumption. Nothing at all: decode,
+    assumed (serving runs are decode-dominated)."""
+    if serving is not None:
+        d, p = serving.n_decode_steps, serving.n_prefill_steps
+        return {"regime": "decode" if d >= p else "prefill", "assumed": False,
+                "evidence": f"step annotations: {d} decode and {p} prefill step(s)"}
+    seq: dict[int, int] = {}
+    shown: dict[int, str] = {}
+    backward = False
+    for sig in col.sigs:
+        if sig.op in _EMBEDDING_OPS and len(sig.dims) >= 2:
+            idx = sig.dims[1]
+            if isinstance(idx, tuple) and idx and all(isinstance(x, int) for x in idx):
+                s_len = idx[-1] if len(idx) >= 2 else 1
+                seq[s_len] = seq.get(s_len, 0) + 1
+                shown.setdefault(s_len, f"{sig.op} indices {list(idx)}")
+        elif sig.op and not backward and _BACKWARD.search(sig.op):
+            backward = True
+    if backward:
+        return {"regime": "prefill", "assumed": True,
+                "evidence": "a training trace (backward ops recorded): its forward runs over "
+                            "whole sequences, like prefill; not a serving run"}
+    long_ = {s: n for s, n in seq.items() if s > 1}
+    one = seq.get(1, 0)
+    if long_ and not one:
+        s_len = max(long_, key=lambda s: long_[s])
+        return {"regime": "prefill", "assumed": False,
+                "evidence": f"no step annotation; {shown[s_len]}: a forward over {s_len} "
+                            "tokens per sequence (prefill)"}
+    if one and not long_:
+        return {"regime": "decode", "assumed": False,
+                "evidence": f"no step annotation; {shown[1]}: one new token per sequence "
+                            "(decode)"}
+    if one and long_:
+        n_long = sum(long_.values())
+        regime = "decode" if one >= n_long else "prefill"
+        return {"regime": regime, "assumed": True,
+                "evidence": f"no step annotation; {one} one-token and {n_long} multi-token "
+                            f"embedding lookups: {regime} by count, per-phase time unknown"}
+    return {"regime": "decode", "assumed": True,
+            "evidence": "no step annotation and no token-embedding shapes: decode assumed "
+                        "(serving runs are decode-dominated)"}
+
+
+def _doc_extension(col: _Collector, regime: dict[str, Any], join: ReplayJoin | None
+                   ) -> dict[str, Any]:
+    out: dict[str, Any] = {"regime": regime}
+    if join is not None and join.used:
+        out["captures"] = join.used
+    return out
+
+
+def graph_replay(col: _Collector, gpu_events: int, join: ReplayJoin | None = None
+                 ) -> dict[str, Any] | None:
     """The graph-replay warning, or None. Raised when graph launches are present, or when
     kernel launch calls far outnumber the GPU events recorded (kernels launched inside a graph
     capture, or replayed without tracing, are not in the trace)."""
@@ -1030,10 +1395,15 @@ def graph_replay(col: _Collector, gpu_events: int) -> dict[str, Any] | None:
         parts.append(f"{launches:,} kernel launch calls but only {gpu_events:,} GPU events "
                      "recorded: kernels launched in a graph capture (or replayed untraced) are "
                      "missing, so this Top-N misses them")
-    if graphs:
+    if graphs and join is not None and join.shaped:
+        parts.append(f"{graphs:,} graph launch call(s) (cudaGraphLaunch/hipGraphLaunch): "
+                     f"{join.shaped:,} of {join.replayed:,} replayed kernels took the op and "
+                     "shapes of their launch in a graph-capture trace")
+    elif graphs:
         parts.append(f"{graphs:,} graph launch call(s) (cudaGraphLaunch/hipGraphLaunch): "
                      "kernels replayed from a graph have no launching op, so their shapes "
-                     "are not recorded")
+                     "are not recorded (a graph-capture trace of the run gives them: "
+                     "--capture)")
     return {"launch_calls": launches, "graph_launches": graphs, "kernel_events": gpu_events,
             "warning": "graph replay: " + "; ".join(parts)}
 

@@ -2,7 +2,9 @@
 
 Discovery (CLI contract, see :mod:`roofline_tui.core.rounds.layout`): ``env_report.json`` in the
 round directory or up to three parents; the model ``config.json`` beside it, or in the directory
-env_report's ``model`` names; the bundled ``peaks.md`` unless another is given.
+env_report's ``model`` names, else the local Hugging Face cache's copy for the repo id ``--model``
+or env_report's ``model`` names (offline); the bundled ``peaks.md`` unless another is given.
+Without any config, the dimensions the trace itself records are stated with their evidence.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class RoundSources:
     workload: Workload | None = None
     shapes: Path | None = None                        # stage B: Kernel Extractor task dirs
     counters: list[Path] = field(default_factory=list)  # stage C: counter files
+    model: str | None = None                          # HF repo id: config from the local cache
 
 
 @dataclass
@@ -115,6 +118,11 @@ def load_round(round_dir: Path, sources: RoundSources | None = None) -> LoadedRo
 
     cfg_path = sources.model_config or find_model_config(env_path, env, round_dir)
     model = None
+    cache_why = None
+    if cfg_path is None:
+        cfg_path, cache_why = _cached_config(sources.model or (env.model if env else None))
+        if cfg_path is not None and cache_why:
+            used["model_config_from"] = cache_why
     if cfg_path is not None:
         model, cfg_problems = load_model_config(
             cfg_path, kv_cache_dtype=env.kv_cache_dtype if env else None
@@ -124,7 +132,11 @@ def load_round(round_dir: Path, sources: RoundSources | None = None) -> LoadedRo
         if model is not None:
             used["model_config"] = cfg_path.name
     else:
-        problems.append("model config.json not found: MoE/attention heads cannot be modelled")
+        said = "; ".join(trace_dims_lines(topn)) if topn is not None else ""
+        problems.append("model config.json not found"
+                        + (f" ({cache_why})" if cache_why else "")
+                        + ": MoE/attention heads cannot be modelled"
+                        + (f"; the trace itself records: {said}" if said else ""))
 
     sections, peak_problems = load_peak_table(sources.peaks)
     if sources.peaks is not None:
@@ -164,6 +176,28 @@ def load_round(round_dir: Path, sources: RoundSources | None = None) -> LoadedRo
             used["counters"] = f"{len(inputs.refinements.counters.measurements)} kernel(s) measured"
     read += [p for p in (sources.shapes, *sources.counters) if p is not None]
     return LoadedRound(inputs, topn_found, topn_problem, read)
+
+
+def _cached_config(model: str | None) -> tuple[Path | None, str | None]:
+    """The model's config.json from the local Hugging Face cache (offline), and where it came
+    from or why not; (None, None) when no model is named."""
+    if not model:
+        return None, None
+    from roofline_tui.core.model_lookup import find_cached_config
+
+    path, why = find_cached_config(model)
+    return path, why
+
+
+def trace_dims_lines(topn: TopN) -> list[str]:
+    """The model dimensions the Top-N's recorded instances show (``core.trace_dims``), one
+    line each with its evidence; empty when the Top-N records none."""
+    if not any(e.ext is not None and e.ext.instances for e in topn.entries):
+        return []
+    from roofline_tui.core.trace_dims import describe, dims_from_instances
+
+    found = dims_from_instances(e.raw for e in topn.entries)
+    return [] if found.is_empty() else describe(found)
 
 
 def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str | None:

@@ -1,0 +1,259 @@
+"""The Top-N extension: what our importers record beside the upstream ``profile_topN.json``
+fields, under one key, :data:`EXTENSION_KEY`, on the document and on each entry.
+
+The upstream fields stay exactly as upstream writes them, so an upstream reader still reads our
+Top-N, and an upstream Top-N without the key analyses as before. The models below are the
+documentation (``roofline schema --topn``) and the parser: every value read back passes the
+same coercers as the rest of the Top-N, and a bad part is dropped with a one-line reason.
+
+Entry extension (``top_kernels[i].x_roofline``):
+
+* ``instances``: one per (launching op, per-argument dims and types, launch geometry, how the
+  op was found), most time first, each with its own ``calls``, ``total_us`` and per-phase
+  ``by_phase``; bounded (99 % of the entry's time, at most 32), the rest in ``folded``;
+* ``capture_shaped_calls``: launches whose op came from a graph-capture trace;
+* ``unshaped_calls``: launches with no launching op at all.
+
+Document extension (``x_roofline``): ``regime`` (the regime the trace's own evidence says, and
+whether it is an assumption), ``captures`` (the graph-capture traces joined, and how).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, Field
+
+from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.core.operands import Role
+from roofline_tui.core.textsafe import printable
+
+
+ROLES: frozenset[str] = frozenset(get_args(Role))
+
+MAX_DIM = 2**40
+MAX_RANK = 16
+MAX_ARGS = 64
+MAX_INSTANCES = 64
+
+
+class Operand(BaseModel):
+    """One argument position of the launching op, as recorded."""
+
+    dims: list[int] | list[list[int]] | None = Field(
+        default=None, description="the tensor's dims ([] for a scalar), a list of dims for a "
+                                  "TensorList, null when the trace holds no dims there")
+    type: str | None = Field(default=None, description="the recorded type (c10::BFloat16, "
+                                                        "Scalar, ...)")
+    role: Role | None = Field(default=None, description="what the op does with it "
+                                                         "(core.operands)")
+
+
+class PhaseTime(BaseModel):
+    calls: int
+    total_us: float
+
+
+class Instance(BaseModel):
+    """The launches of one kernel made by one launching op with one signature."""
+
+    op: str | None = Field(default=None, description="the launching cpu_op; null: none found")
+    args: list[Operand] = Field(default_factory=list, description="every argument position")
+    roles_from: str | None = Field(default=None, description="'table:<op>' or why positional")
+    output: str | None = Field(default=None, description="how an output that is not an "
+                                                          "argument is sized")
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    source: str | None = Field(default=None, description="launch | external_id | capture")
+    module: str | None = None
+    calls: int
+    total_us: float
+    by_phase: dict[str, PhaseTime] = Field(default_factory=dict)
+
+    def tensors(self, *roles: str) -> list[tuple[list[int], str | None]]:
+        """(dims, type) of the plain-tensor arguments whose role is one of ``roles``."""
+        out = []
+        for a in self.args:
+            if a.role in roles and isinstance(a.dims, list) and a.dims and all(
+                    isinstance(d, int) for d in a.dims):
+                out.append(([int(d) for d in a.dims], a.type))  # type: ignore[arg-type]
+        return out
+
+    def phase(self, regime: str) -> tuple[int, float]:
+        """(calls, total µs) in ``regime``; the whole instance when it has no phases."""
+        if self.by_phase:
+            p = self.by_phase.get(regime)
+            return (p.calls, p.total_us) if p is not None else (0, 0.0)
+        return self.calls, self.total_us
+
+
+class Folded(BaseModel):
+    instances: int
+    calls: int
+    total_us: float
+
+
+class EntryExtension(BaseModel):
+    instances: list[Instance] = Field(default_factory=list)
+    folded: Folded | None = None
+    capture_shaped_calls: int = 0
+    unshaped_calls: int = 0
+
+
+class RegimeEvidence(BaseModel):
+    regime: Literal["decode", "prefill"]
+    assumed: bool = Field(description="true when no serving annotation or shape says it")
+    evidence: str
+
+
+class CaptureUse(BaseModel):
+    file: str
+    size: int | None = None
+    mode: str | None = None
+    graph_launches: int = 0
+    kernels: int = 0
+    how: str | None = None
+
+
+class DocExtension(BaseModel):
+    version: int = EXTENSION_VERSION
+    regime: RegimeEvidence | None = None
+    captures: list[CaptureUse] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _dims(value: Any) -> list[int] | list[list[int]] | None:
+    def one(v: Any) -> list[int] | None:
+        if not isinstance(v, list) or len(v) > MAX_RANK:
+            return None
+        if all(type(x) is int and 0 <= x <= MAX_DIM for x in v):
+            return list(v)
+        return None
+
+    d = one(value)
+    if d is not None:
+        return d
+    if isinstance(value, list) and value and len(value) <= MAX_ARGS:
+        many = [one(v) for v in value]
+        if all(m is not None for m in many):
+            return many  # type: ignore[return-value]
+    return None
+
+
+def _text(value: Any, limit: int = 200) -> str | None:
+    return printable(value, limit=limit) if isinstance(value, str) and value else None
+
+
+def _count(value: Any) -> int | None:
+    return integer(value, nonneg=True)
+
+
+def _us(value: Any) -> float | None:
+    return number(value, nonneg=True, text=False)
+
+
+def _geometry(value: Any) -> list[int] | None:
+    if isinstance(value, list) and 0 < len(value) <= 3 and all(
+            type(x) is int and 0 <= x <= MAX_DIM for x in value):
+        return list(value)
+    return None
+
+
+def parse_instance(raw: Any) -> Instance | None:
+    if not isinstance(raw, dict):
+        return None
+    calls, us = _count(raw.get("calls")), _us(raw.get("total_us"))
+    if calls is None or us is None:
+        return None
+    args: list[Operand] = []
+    raw_args = raw.get("args")
+    if isinstance(raw_args, list):
+        for a in raw_args[:MAX_ARGS]:
+            if not isinstance(a, dict):
+                args.append(Operand())
+                continue
+            role = a.get("role")
+            args.append(Operand(dims=_dims(a.get("dims")), type=_text(a.get("type"), 64),
+                                role=role if role in ROLES else None))
+    phases: dict[str, PhaseTime] = {}
+    raw_ph = raw.get("by_phase")
+    if isinstance(raw_ph, dict):
+        for key in ("prefill", "decode"):
+            p = raw_ph.get(key)
+            if isinstance(p, dict):
+                c, t = _count(p.get("calls")), _us(p.get("total_us"))
+                if c is not None and t is not None:
+                    phases[key] = PhaseTime(calls=c, total_us=t)
+    return Instance(op=_text(raw.get("op")), args=args, roles_from=_text(raw.get("roles_from")),
+                    output=_text(raw.get("output"), 40), grid=_geometry(raw.get("grid")),
+                    block=_geometry(raw.get("block")), source=_text(raw.get("source"), 20),
+                    module=_text(raw.get("module")), calls=calls, total_us=us,
+                    by_phase=phases)
+
+
+def parse_entry_extension(raw: Any) -> tuple[EntryExtension | None, list[str]]:
+    """The entry's extension, or None; problems as one-line notes."""
+    if raw is None:
+        return None, []
+    if not isinstance(raw, dict):
+        return None, [f"{EXTENSION_KEY} is not an object, ignored"]
+    problems: list[str] = []
+    instances: list[Instance] = []
+    raw_inst = raw.get("instances")
+    if isinstance(raw_inst, list):
+        bad = 0
+        for r in raw_inst[:MAX_INSTANCES]:
+            inst = parse_instance(r)
+            if inst is None:
+                bad += 1
+            else:
+                instances.append(inst)
+        if bad:
+            problems.append(f"{EXTENSION_KEY}.instances: {bad} unusable instance(s) dropped")
+        if len(raw_inst) > MAX_INSTANCES:
+            problems.append(f"{EXTENSION_KEY}.instances: only the first {MAX_INSTANCES} read")
+    folded = None
+    f = raw.get("folded")
+    if isinstance(f, dict):
+        n, c, t = _count(f.get("instances")), _count(f.get("calls")), _us(f.get("total_us"))
+        if n is not None and c is not None and t is not None:
+            folded = Folded(instances=n, calls=c, total_us=t)
+    return EntryExtension(instances=instances, folded=folded,
+                          capture_shaped_calls=_count(raw.get("capture_shaped_calls")) or 0,
+                          unshaped_calls=_count(raw.get("unshaped_calls")) or 0), problems
+
+
+def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
+    if raw is None:
+        return None, []
+    if not isinstance(raw, dict):
+        return None, [f"{EXTENSION_KEY} is not an object, ignored"]
+    regime = None
+    r = raw.get("regime")
+    if isinstance(r, dict) and r.get("regime") in ("decode", "prefill"):
+        regime = RegimeEvidence(regime=r["regime"], assumed=r.get("assumed") is not False,
+                                evidence=_text(r.get("evidence"), 300) or "not stated")
+    captures = []
+    raw_caps = raw.get("captures")
+    if isinstance(raw_caps, list):
+        for c in raw_caps[:64]:
+            if isinstance(c, dict) and _text(c.get("file")):
+                captures.append(CaptureUse(
+                    file=_text(c.get("file")) or "?", size=_count(c.get("size")),
+                    mode=_text(c.get("mode"), 40),
+                    graph_launches=_count(c.get("graph_launches")) or 0,
+                    kernels=_count(c.get("kernels")) or 0, how=_text(c.get("how"), 60)))
+    return DocExtension(regime=regime, captures=captures), []
+
+
+def schema() -> dict[str, Any]:
+    """JSON Schema of both extension objects (``roofline schema --topn``)."""
+    return {
+        "title": f"profile_topN.json extension ({EXTENSION_KEY}, version {EXTENSION_VERSION})",
+        "description": (__doc__ or "").strip(),
+        "document": DocExtension.model_json_schema(),
+        "entry": EntryExtension.model_json_schema(),
+    }
