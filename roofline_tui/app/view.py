@@ -37,6 +37,7 @@ FLAG_STYLE = {
     "contradiction": "bold magenta",
     "caution": "bold yellow",
     "counters-contradict": "bold magenta",
+    "regime-assumed": "yellow",
 }
 # One character per flag in the tables (the legend is in the help screen and the Flags tab).
 FLAG_SYMBOL = {
@@ -46,9 +47,10 @@ FLAG_SYMBOL = {
     "contradiction": "C",
     "caution": "!",
     "counters-contradict": "≠",
+    "regime-assumed": "~",
 }
 FLAG_ORDER = ("caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
-              "unmodelled")
+              "unmodelled", "regime-assumed")
 FLAG_MEANING = {
     "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
                "never the next target",
@@ -57,6 +59,7 @@ FLAG_MEANING = {
     "counters-contradict": "hardware counters contradict the byte/FLOP model",
     "dispatch-bound": "per-launch time within launch-overhead scale: fuse or capture a graph",
     "unmodelled": "no byte/FLOP model for this kernel: see Degraded",
+    "regime-assumed": "no step annotation or recorded shape says the regime: it is assumed",
 }
 HEADROOM_MEANING = (
     ("underperforming", "far below what a good kernel of this class reaches: tuning headroom"),

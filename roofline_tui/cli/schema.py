@@ -12,11 +12,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print the JSON Schema of the artifact (profile_roofline.json). "
                                    "Unknown extra fields are allowed, as upstream files carry "
                                    "them.")
+    p.add_argument("--topn", action="store_true",
+                   help="print instead the JSON Schema of the Top-N extension our importers "
+                        "write under x_roofline (profile_topN.json)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from roofline_tui.core.artifact import artifact_json_schema  # the engine: only to run
+    if getattr(args, "topn", False):
+        from roofline_tui.core.topn_ext import schema  # the engine: only to run
 
-    sys.stdout.write(json.dumps(artifact_json_schema(), indent=2, sort_keys=True) + "\n")
+        doc = schema()
+    else:
+        from roofline_tui.core.artifact import artifact_json_schema
+
+        doc = artifact_json_schema()
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return 0

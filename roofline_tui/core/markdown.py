@@ -23,6 +23,8 @@ def flags_of(e: Entry) -> list[str]:
         flags.append("model-caution")
     if any(c.verdict == "contradicts" for c in e.corroboration):
         flags.append("counters-contradict")
+    if e.regime_assumed:
+        flags.append("regime-assumed")
     return flags
 
 

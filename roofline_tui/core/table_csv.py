@@ -39,6 +39,8 @@ def _flags(e: Entry) -> str:
         out.append("unmodelled")
     if getattr(e, "model_caution", None):
         out.append("caution")
+    if e.regime_assumed:
+        out.append("regime-assumed")
     return " ".join(out)
 
 
