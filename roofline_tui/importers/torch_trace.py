@@ -259,12 +259,13 @@ def make_sig(op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
         return None
     dims = tuple(_position(d) for d in raw_dims[:_POSITIONS_MAX])
     shapes = _clean_dims(raw_dims)
-    if not shapes:
-        return None
     types: tuple[str, ...] = ()
     if isinstance(raw_types, list):
         types = tuple(printable(t, limit=_TYPE_CHARS) if isinstance(t, str) else ""
                       for t in raw_types[:_POSITIONS_MAX])
+    if not shapes and not any(d == () and k < len(types) and types[k] not in _NOT_DTYPES
+                              for k, d in enumerate(dims)):
+        return None  # neither a tensor with dims nor a 0-dim tensor: nothing to attach
     op = cap_name(op, limit=200) if isinstance(op, str) else None
     key = json.dumps([op, dims, types], separators=(",", ":"))
     return Sig(op, dims, types, key, shapes, _clean_types(list(types)))
@@ -946,7 +947,7 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
     for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         agg = aggs[name_id]
         found = col.sigs[sig]
-        if found.shapes not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
+        if found.shapes and found.shapes not in agg.shapes and len(agg.shapes) < MAX_SHAPES:
             agg.shapes.append(found.shapes)
         for t in found.dtypes:
             if t not in agg.dtypes and len(agg.dtypes) < MAX_DTYPES:
