@@ -737,7 +737,9 @@ def _modal_first_dim(col: _Collector, windows: list[_Window]) -> int | None:
     return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
 
 
-def _rank(path: Path, header: dict[str, Any]) -> int | None:
+def trace_rank(path: Path, header: dict[str, Any]) -> int | None:
+    """The rank a trace file belongs to: from its name (``…rank<r>…``), else the header's
+    ``distributedInfo.rank``, else a ``rank_<r>`` directory."""
     m = _FN_RANK.search(path.name)
     if m:
         return int(m.group(1) or m.group(2))
@@ -850,7 +852,7 @@ def read_capture(path: Path) -> CaptureFile:
     :class:`ImportProblem` for a file that cannot be read as a chrome trace."""
     path = Path(path)
     col, header, windows, notes, ops, modules = _parse(path)
-    return _file(path, col, windows, _all_labels(col), ops, modules, _rank(path, header),
+    return _file(path, col, windows, _all_labels(col), ops, modules, trace_rank(path, header),
                  notes, _FN_BS.search(path.name))
 
 
@@ -865,7 +867,7 @@ def read_captures(path: Path) -> list[CaptureFile]:
     * Anything else: ``[read_capture(path)]``."""
     path = Path(path)
     col, header, windows, notes, ops, modules = _parse(path)
-    rank = _rank(path, header)
+    rank = trace_rank(path, header)
     fn = _FN_BS.search(path.name)
     labels = _all_labels(col)
     if len(labels) > 1:

@@ -175,6 +175,7 @@ class InstanceAgg:
     grid: tuple[int, ...] | None
     block: tuple[int, ...] | None
     source: str | None  # "launch" | "external_id" | "capture" | None (no launching op)
+    module: str | None  # the nn.Module path around the launch, when recorded
     calls: int
     total_us: float
     by_phase: dict[str, tuple[int, float]] = field(default_factory=dict)

@@ -61,6 +61,8 @@ def instance_json(inst: InstanceAgg) -> dict[str, Any]:
     if inst.block is not None:
         out["block"] = list(inst.block)
     out["source"] = inst.source
+    if inst.module:
+        out["module"] = inst.module
     out["calls"] = inst.calls
     out["total_us"] = _r(inst.total_us)
     if inst.by_phase:

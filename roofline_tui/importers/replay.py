@@ -63,14 +63,16 @@ def _read(paths: list[Path], notes: list[str]) -> list[CaptureFile]:
 
 
 def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Shaped,
-                 steps: list[_Step], step_of: array, paths: list[Path]) -> ReplayJoin:
+                 steps: list[_Step], step_of: array, paths: list[Path], *,
+                 rank: int | None = None) -> ReplayJoin:
     """Give replayed rows the op signature of their captured launch (``shaped`` is filled in
-    place, with ``HOW_CAPTURE``)."""
-    from roofline_tui.importers.torch_trace import HOW_CAPTURE, make_sig
+    place, with ``HOW_CAPTURE``). ``rank``: the execution trace's rank, whose own captures are
+    preferred (vLLM writes rank 0's only: the name alignment then checks they fit)."""
+    from roofline_tui.importers.torch_trace import HOW_CAPTURE, make_sig, module_name
 
     out = ReplayJoin()
     files = _read(paths, out.notes)
-    g_corr, g_ts, g_name = col.g_corr, col.g_ts, col.g_name
+    g_corr, g_ts = col.g_corr, col.g_ts
     # the replayed rows of each graph launch, and each launch's step
     by_launch: dict[int, list[int]] = {}
     step_of_launch: dict[int, int] = {}
@@ -100,7 +102,7 @@ def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Sha
             note = (f"the step size is unknown (no step annotation owns the graph launch); the "
                     f"only captured size, {size}, was used")
             reasons[note] = reasons.get(note, 0)
-        choice = choose_capture(files, size, len(corrs))
+        choice = choose_capture(files, size, len(corrs), rank=rank)
         if isinstance(choice, str):
             reasons[choice] = reasons.get(choice, 0) + n_kernels
             continue
@@ -109,8 +111,10 @@ def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Sha
                          strict=False))
         for corr, root in pairs:
             ps = sorted(by_launch[corr], key=lambda p: g_ts[rows[p]])
-            names = [col.names[g_name[rows[p]]] for p in ps]
-            got = align([ln.kernel for ln in root.launches], names)
+            names = [col.names[col.g_name[rows[p]]] for p in ps]
+            streams = [col.g_stream[rows[p]] for p in ps]
+            got = align([ln.kernel for ln in root.launches], names,
+                        replayed_streams=[s if s >= 0 else None for s in streams])
             if isinstance(got, str):
                 why = f"{printable(cfile.path.name, limit=120)}: {got}"
                 reasons[why] = reasons.get(why, 0) + len(ps)
@@ -131,6 +135,8 @@ def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Sha
                         shaped.how[p] = HOW_CAPTURE
                         out.shaped += 1
                         rec["kernels"] += 1
+                if ln.module:
+                    shaped.module[p] = col._module_id(module_name(ln.module))
                 if ln.grid is not None or ln.block is not None:
                     shaped.geom[p] = col.geom_id(list(ln.grid or ()) or None,
                                                  list(ln.block or ()) or None)

@@ -59,7 +59,7 @@ from roofline_tui.core.coerce import number
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
-from roofline_tui.importers.capture import discover_captures
+from roofline_tui.importers.capture import discover_captures, trace_rank
 from roofline_tui.importers.common import (
     DEFAULT_TOP,
     MAX_DTYPES,
@@ -211,6 +211,16 @@ _RANK_MAX = 16
 _POSITIONS_MAX = 64  # argument positions kept of one op (real ops have at most ~30)
 _TYPE_CHARS = 64
 _MAX_GEOMS = 1 << 16
+_MAX_MODULE_SPANS = 1 << 22
+_MODULE_DEPTH = 3  # the innermost module calls a path keeps
+_MODULE_INDEX = re.compile(r"_\d+$")
+
+
+def module_name(name: str) -> str:
+    """``nn.Module: Qwen2Attention_0`` -> ``Qwen2Attention`` (the profiler numbers every module
+    instance; the number says nothing about the layer and would split equal instances)."""
+    short = name.removeprefix("nn.Module: ").strip()
+    return printable(_MODULE_INDEX.sub("", short), limit=60) or "?"
 
 
 def _dims_of(value: Any) -> tuple[int, ...] | None:
@@ -310,7 +320,7 @@ def _clean_types(types: Any) -> list[str]:
 
 
 # what the collector does with an event, by its lower-cased category
-_GPU, _LAUNCH, _CPU_OP, _STEP, _FLOW, _OTHER = range(6)  # _FLOW and _OTHER last
+_GPU, _LAUNCH, _CPU_OP, _STEP, _MODULE, _FLOW, _OTHER = range(7)  # _FLOW and _OTHER last
 _NO_ARGS: dict[str, Any] = {}
 _MISS = object()
 _CACHE_ITEMS = 4096
@@ -327,6 +337,8 @@ def _kind_of(cat: str) -> int:
         return _CPU_OP
     if cat in ("gpu_user_annotation", "user_annotation"):
         return _STEP
+    if cat == "python_function":
+        return _MODULE
     if cat in FLOW_CATS:
         return _FLOW
     return _OTHER
@@ -344,6 +356,7 @@ class _Collector:
         self.g_ext = array("q")
         self.g_ts = array("d")
         self.g_dur = array("d")
+        self.g_stream = array("q")
         # launches: runtime events with a correlation, then ac2g/async flow starts
         self.r_corr = array("q")
         self.r_tid = array("q")
@@ -379,6 +392,14 @@ class _Collector:
         # the thread id)
         self.steps: list[_Step] = []
         self.cpu_steps: list[_Step] = []
+        # nn.Module call spans (python_function): thread, start, end, module name id; the
+        # module names and paths (``Qwen2DecoderLayer/Qwen2MLP/Linear``) interned in ``modules``
+        self.m_tid = array("q")
+        self.m_ts = array("d")
+        self.m_end = array("d")
+        self.m_name = array("q")
+        self.module_ids: dict[str, int] = {}
+        self.modules: list[str] = []
         self.execute_spans = 0
         self.events = 0
         self.skipped_gpu = 0
@@ -469,6 +490,9 @@ class _Collector:
             ext = args.get("External id")
             if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
                 ext = _as_int(_arg(args, "External id"))
+            stream = args.get("stream")
+            self.g_stream.append(stream if stream.__class__ is int and 0 <= stream < _ID_LIMIT
+                                 else -1)
             grid = args.get("grid")
             self.g_geom.append(-1 if grid is None else self.geom_id(grid, args.get("block")))
             name_id = self.name_ids.get(name)
@@ -482,8 +506,10 @@ class _Collector:
             self._add_launch(ev, args)
         elif kind == _CPU_OP:
             self._add_cpu_op(ev, args)
-        else:
+        elif kind == _STEP:
             self._add_step(ev, args, cat)
+        else:
+            self._add_module(ev)
 
     def _add_launch(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
         self.runtime_events += 1
@@ -589,6 +615,26 @@ class _Collector:
             return -1
         i = self.geom_ids[key] = len(self.geoms)
         self.geoms.append((g, b))
+        return i
+
+    def _add_module(self, ev: dict[str, Any]) -> None:
+        """A ``python_function`` span of an ``nn.Module`` call (recorded with_stack)."""
+        name = ev.get("name")
+        if not isinstance(name, str) or not name.startswith("nn.Module: "):
+            return
+        ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
+        if ts is None or dur is None or dur < 0 or len(self.m_ts) >= _MAX_MODULE_SPANS:
+            return
+        self.m_tid.append(self._thread_of(ev))
+        self.m_ts.append(ts)
+        self.m_end.append(ts + dur)
+        self.m_name.append(self._module_id(module_name(name)))
+
+    def _module_id(self, name: str) -> int:
+        i = self.module_ids.get(name)
+        if i is None:
+            i = self.module_ids[name] = len(self.modules)
+            self.modules.append(name)
         return i
 
     def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:
@@ -885,11 +931,40 @@ HOW_NAMES = {HOW_ENCLOSING: "launch", HOW_EXTERNAL_ID: "external_id", HOW_CAPTUR
 @dataclass
 class _Shaped:
     """Per row position: the launching op's signature id (-1: none), how it was found
-    (``HOW_*``) and the launch geometry id (-1: not recorded)."""
+    (``HOW_*``), the launch geometry id (-1: not recorded) and the module path id (an index
+    into the collector's ``modules``, -1: none recorded)."""
 
     sig: array
     how: array
     geom: array
+    module: array
+
+
+def _module_paths(col: _Collector, rows: array, launches: _Launches, shaped: _Shaped) -> None:
+    """The module path of each launch: the innermost ``nn.Module`` call around it on the
+    launching thread, with its enclosing calls (the last :data:`_MODULE_DEPTH`), e.g.
+    ``Qwen2DecoderLayer/Qwen2MLP/Linear``."""
+    if not col.m_ts:
+        return
+    path_of = array("q", [-1]) * len(col.m_ts)
+    by_tid: dict[int, list[int]] = {}
+    for j, tid in enumerate(col.m_tid):
+        by_tid.setdefault(tid, []).append(j)
+    for spans in by_tid.values():
+        spans.sort(key=lambda j: (col.m_ts[j], -col.m_end[j]))
+        stack: list[tuple[float, tuple[str, ...]]] = []
+        for j in spans:
+            while stack and stack[-1][0] < col.m_ts[j]:
+                stack.pop()
+            parts = ((stack[-1][1] if stack else ()) + (col.modules[col.m_name[j]],))
+            parts = parts[-_MODULE_DEPTH:]
+            path_of[j] = col._module_id("/".join(parts))
+            stack.append((col.m_end[j], parts))
+    inner = _innermost_by_thread(launches.tid, launches.ts, col.m_tid, col.m_ts, col.m_end)
+    module = shaped.module
+    for p, j in enumerate(inner):
+        if j >= 0:
+            module[p] = path_of[j]
 
 
 def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped:
@@ -901,7 +976,7 @@ def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped
     n = len(rows)
     g_ext, g_geom = col.g_ext, col.g_geom
     out = _Shaped(array("q", [-1]) * n, array("b", [HOW_NONE]) * n,
-                  array("q", (g_geom[i] for i in rows)))
+                  array("q", (g_geom[i] for i in rows)), array("q", [-1]) * n)
     if not n or not col.c_sig:
         return out
     span_of = _innermost_by_thread(launches.tid, launches.ts, col.c_tid, col.c_ts, col.c_end)
@@ -964,12 +1039,12 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
     g_name, g_dur = col.g_name, col.g_dur
-    acc: dict[tuple[int, int, int, int], list[Any]] = {}
+    acc: dict[tuple[int, int, int, int, int], list[Any]] = {}
     for p, i in enumerate(rows):
         nid = g_name[i]
         if nid not in aggs:
             continue
-        key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p])
+        key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p], shaped.module[p])
         a = acc.get(key)
         if a is None:
             a = acc[key] = [0, 0.0, {}]
@@ -984,7 +1059,7 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             else:
                 per[0] += 1
                 per[1] += dur
-    for (nid, sig, geom, how), (calls, us, per) in acc.items():
+    for (nid, sig, geom, how, mod), (calls, us, per) in acc.items():
         found = col.sigs[sig] if sig >= 0 else None
         grid, block = col.geoms[geom] if geom >= 0 else (None, None)
         aggs[nid].instances.append(InstanceAgg(
@@ -993,6 +1068,7 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             types=found.types if found else (),
             grid=grid, block=block,
             source=HOW_NAMES.get(how),
+            module=col.modules[mod] if mod >= 0 else None,
             calls=calls, total_us=us,
             by_phase={PHASES[ph]: (c, t) for ph, (c, t) in sorted(per.items())},
         ))
@@ -1243,6 +1319,7 @@ def import_torch(
     rows = array("q", (i for i, d in enumerate(col.g_dev) if d == dev))
     launches_of = _find_launches(col, rows)
     shaped = _launching_ops(col, rows, launches_of)
+    _module_paths(col, rows, launches_of, shaped)
     steps, step_of = _join_steps(col, dev, rows, launches_of)
     notes: list[str] = []
     replay_join = None
@@ -1250,7 +1327,7 @@ def import_torch(
         captures = discover_captures(Path(path)) if discover else []
     if captures and any(launches_of.graph):
         replay_join = join_replays(col, rows, launches_of, shaped, steps, step_of,
-                                   list(captures))
+                                   list(captures), rank=trace_rank(Path(path), header))
         notes.extend(replay_join.notes)
     elif captures:
         notes.append(f"{len(captures)} graph-capture trace(s) given, but no kernel of this "
