@@ -33,7 +33,7 @@ from roofline_tui.core.artifact import (
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
-from roofline_tui.core.instance_cases import INSTANCE_CLASSES, instance_cases
+from roofline_tui.core.instance_cases import instance_cases
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
@@ -339,6 +339,7 @@ def fold_cases(
             dtypes=dts or ctx.dtypes,
             tokens=case.m or ctx.tokens,
             tokens_source="captured case M" if case.m else ctx.tokens_source,
+            instance=getattr(case, "instance", None),
         )
         try:
             est = model.estimate(cctx)
@@ -508,6 +509,7 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
         kv_dtype=sh.kv_dtype,
         dtype_bytes=dict(DTYPE_BYTES),
         l2_bytes=sh.peaks.l2_bytes,
+        steps=(sh.topn.serving.phases.get(regime) if sh.topn.serving is not None else None),
     )
     cases: list[Any] = []
     source = "stage B: captured case(s)"
@@ -515,8 +517,9 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
     if h.refine is not None:
         ctx = h.refine.context(ctx)
         cases = h.refine.regime_cases(regime)
-    if not cases and cls.op_class in INSTANCE_CLASSES:
-        cases, covered = instance_cases(head, regime)
+    wants = MODELS[cls.op_class].instance_tensors
+    if not cases and wants is not None:
+        cases, covered = instance_cases(head, regime, wants)
         source = "recorded instances"
     axes: list[AxisRow] = []
     try:

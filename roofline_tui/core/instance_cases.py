@@ -9,40 +9,61 @@ inputs and weights in argument order, never an output, bias or scale.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import TopNEntry
-from roofline_tui.core.measured.models import ShapeCase
+from roofline_tui.core.topn_ext import Instance
 
-# op classes whose model reads its operands' shapes (the others take theirs from config.json)
-INSTANCE_CLASSES = frozenset({"gemm"})
+# the roles whose tensors a case lists as its shapes (outputs, biases and scales are in the
+# instance, for the models that read it)
 OPERAND_ROLES = ("input", "weight")
 
 
-def instance_cases(entry: TopNEntry, regime: str) -> tuple[list[ShapeCase], list[str]]:
-    """The entry's instances in ``regime`` as cases (one per instance with at least two
-    operand tensors), and one line on what they cover of the regime's time."""
+@dataclass
+class InstanceCase:
+    """One recorded instance as a case of the per-shape fold (the attributes the stage-B fold
+    reads from a captured case, plus the instance itself for role-aware models)."""
+
+    instance: Instance
+    regime: str
+    input_shapes: list[list[int]]
+    dtypes: list[str]
+    count: float
+    latency_ms: float
+    name: str | None = None
+    m: int | None = None
+    params: dict[str, Any] = field(default_factory=lambda: {"count_basis": "calls"})
+
+
+def instance_cases(entry: TopNEntry, regime: str, min_tensors: int = 2
+                   ) -> tuple[list[InstanceCase], list[str]]:
+    """The entry's instances in ``regime`` as cases (one per instance with a launching op and at
+    least ``min_tensors`` input/weight tensors), and one line on what they cover of the
+    regime's time."""
     ext = entry.ext
     if ext is None or not ext.instances:
         return [], []
-    cases: list[ShapeCase] = []
+    cases: list[InstanceCase] = []
     used_us = other_us = 0.0
     for inst in ext.instances:
         calls, us = inst.phase(regime)
         if not calls:
             continue
         tensors = inst.tensors(*OPERAND_ROLES)
-        if inst.op is None or len(tensors) < 2:
+        if inst.op is None or len(tensors) < min_tensors:
             other_us += us
             continue
         used_us += us
-        cases.append(ShapeCase(
+        cases.append(InstanceCase(
+            instance=inst,
             regime=regime,
             input_shapes=[d for d, _ in tensors],
             dtypes=[canonical_dtype(t) or (t or "") for _, t in tensors],
             count=float(calls),
             latency_ms=us / calls / 1000.0,
             name=inst.op,
-            params={"count_basis": "calls"},
         ))
     if not cases:
         return [], []

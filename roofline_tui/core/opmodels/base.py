@@ -15,8 +15,9 @@ from math import prod
 from typing import Any, Literal, Protocol
 
 from roofline_tui.core.artifact import Alternative
-from roofline_tui.core.inputs import Workload
+from roofline_tui.core.inputs import StepAggregates, Workload
 from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.topn_ext import Instance
 
 # Which memory roof a kernel's bytes cross: device HBM, or the host link (PCIe / C2C) for
 # host<->device copies.
@@ -81,6 +82,13 @@ class OpContext:
     kv_dtype: str
     dtype_bytes: dict[str, float] = field(default_factory=dict)  # canonical name -> bytes
     l2_bytes: int | None = None
+    # The recorded instance being modelled (the launching op, every argument's dims, type and
+    # role, its own calls and time), when the Top-N has instances: a model that reads it says
+    # so in its assumptions; without it, ``shapes``/``dtypes`` are the upstream positional ones.
+    instance: Instance | None = None
+    # The step annotations' sums for this regime (Σ query tokens, Σ KV length, Σ query²,
+    # Σ query·KV over ``steps.steps`` steps), when the trace recorded them.
+    steps: StepAggregates | None = None
 
     def nbytes(self, dtype: str) -> float:
         return self.dtype_bytes.get(dtype, 2.0)
@@ -188,6 +196,13 @@ class OpModel(Protocol):
         """Levers specific to this class; the generic ones are added by the registry."""
         ...
 
+    @property
+    def instance_tensors(self) -> int | None:
+        """When set, the model reads recorded instances (``OpContext.instance``): the engine
+        folds an entry's instances that have at least this many input/weight tensors, each
+        against its own time. None: the class takes its sizes elsewhere (config.json)."""
+        ...
+
 
 @dataclass
 class FunctionModel:
@@ -199,6 +214,7 @@ class FunctionModel:
     priors: Mapping[str, Prior]
     estimate_fn: Callable[[OpContext], OpEstimate]
     levers_fn: Callable[[LeverContext], list[str]]
+    instance_tensors: int | None = None
 
     def estimate(self, ctx: OpContext) -> OpEstimate:
         return self.estimate_fn(ctx)

@@ -104,4 +104,5 @@ def levers(lc: LeverContext) -> list[str]:
     return fuse_adjacent(lc, ADJACENT_OPS) + lower_precision_weights(lc.weight_dtype)
 
 
-MODEL = FunctionModel("gemm", PRIORS, estimate, levers)
+# each recorded instance (A and B operand tensors at least) is folded with its own time
+MODEL = FunctionModel("gemm", PRIORS, estimate, levers, instance_tensors=2)
