@@ -671,6 +671,27 @@ def assumptions(e: Entry) -> RenderableType:
                             style="" if a.feasible else "magenta"),
                        Text("✓" if a.chosen else ""), safe(a.note))
         parts += [Text(""), at]
+    if e.logical_op is not None:
+        lt = Table(title=Text(f"one logical op: {printable(e.logical_op.linked_by)}",
+                              style=LABEL_STYLE), title_justify="left", box=None, padding=(0, 1))
+        for col in ("kernel", "t/launch", "share"):
+            lt.add_column(col, overflow="fold")
+        for k in e.logical_op.kernels:
+            lt.add_row(safe(k.short_name), Text(units.millis(k.t_ms)),
+                       Text(units.pct(k.share, 0)))
+        parts += [Text(""), lt]
+    if e.instances:
+        it = Table(title=Text("recorded instances (each against its own time)",
+                              style=LABEL_STYLE), title_justify="left", box=None, padding=(0, 1))
+        for col in ("op", "shapes", "calls", "t/launch", "bytes", "FLOPs", "roofline"):
+            it.add_column(col, overflow="fold")
+        for r in e.instances:
+            it.add_row(safe(r.op or "–", limit=40), safe(r.shapes, limit=60),
+                       Text(f"{r.calls:g}" if r.calls is not None else "–"),
+                       Text(units.millis(r.t_ms)), Text(units.nbytes(r.bytes_est)),
+                       Text(units.rate(r.flops_est, "FLOP")),
+                       Text(f"{units.pct(r.roofline_pct, 0)} {r.roof_axis or ''}".strip()))
+        parts += [Text(""), it]
     if e.notes:
         parts += [Text(""), Text("notes", style=LABEL_STYLE), safe(e.notes)]
     return Group(*parts)

@@ -154,6 +154,36 @@ class CorroborationRow(Record):
     explanation: str
 
 
+class LogicalOpKernel(Record):
+    """One kernel of a logical op that launches several (spec §3: per-launch, not aggregate)."""
+
+    name: str
+    short_name: str
+    t_ms: Number | None = None  # its per-launch time in the regime
+    share: Number | None = None  # of the logical op's time
+
+
+class LogicalOp(Record):
+    """Kernels that one launching-op call launched together, judged as one op: its bytes and
+    FLOPs against their summed time (a split-K attention's main and reduce kernels)."""
+
+    linked_by: str
+    kernels: list[LogicalOpKernel] = Field(default_factory=list)
+
+
+class InstanceRow(Record):
+    """One recorded instance of a multi-instance entry, as the fold modelled it."""
+
+    op: str | None = None
+    shapes: str = ""  # the operand dims the model read, for display
+    calls: Number | None = None
+    t_ms: Number | None = None  # its own per-launch time
+    bytes_est: Number | None = None
+    flops_est: Number | None = None
+    roofline_pct: Number | None = None
+    roof_axis: str | None = None
+
+
 class AxisRow(Record):
     """Stage B: the captured cases on one roof axis, folded (weighted by calls × latency)."""
 
@@ -222,6 +252,12 @@ class Entry(Record):
     assumptions: list[str] = when_set_list()
     alternatives: list[Alternative] = when_set_list()
     axes: list[AxisRow] = when_set_list("stage B: one row per roof axis")
+    instances: list[InstanceRow] = when_set_list(
+        "the recorded instances the fold modelled, each with its own time")
+    logical_op: LogicalOp | None = when_set(
+        description="the kernels this entry's launching op launched together, judged as one")
+    part_of: str | None = when_set(
+        description="the entry whose logical op this kernel is part of (judged there)")
     # -- measured refinement (stage C)
     measurement_basis: MeasurementBasis = when_set("model")
     bytes_model: Number | None = when_set(description="modelled bytes replaced by a measurement")

@@ -210,6 +210,21 @@ def artifact_to_markdown(a: Artifact) -> str:
             out.append(f"- route: **{md_cell(e.route)}** — {md_cell(e.route_reason or '')}")
         for assumption in e.assumptions:
             out.append(f"- assumption: {md_cell(assumption)}")
+        if e.logical_op is not None:
+            split = ", ".join(f"`{md_cell(k.short_name, limit=60)}` {units.millis(k.t_ms)} "
+                              f"({units.pct(k.share, 0)})" for k in e.logical_op.kernels)
+            out.append(f"- logical op ({md_cell(e.logical_op.linked_by)}): {split}")
+        if e.part_of:
+            out.append(f"- part of the logical op of `{md_cell(e.part_of, limit=80)}`: judged "
+                       "there")
+        if e.instances:
+            out += ["", "| instance op | shapes | calls | t/launch | bytes | FLOPs | roofline |",
+                    "|--|--|--|--|--|--|--|"]
+            out += [f"| `{md_cell(r.op or '–', limit=60)}` | `{md_cell(r.shapes, limit=80)}` | "
+                    f"{'–' if r.calls is None else f'{r.calls:g}'} | {units.millis(r.t_ms)} | {units.nbytes(r.bytes_est)} | "
+                    f"{units.rate(r.flops_est, 'FLOP')} | {units.pct(r.roofline_pct, 0)} "
+                    f"{r.roof_axis or ''} |" for r in e.instances]
+            out.append("")
         if e.notes:
             out.append(f"- notes: {md_cell(e.notes)}")
         for lever in e.byte_reduction_levers:

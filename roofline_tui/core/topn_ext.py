@@ -11,6 +11,8 @@ Entry extension (``top_kernels[i].x_roofline``):
 * ``instances``: one per (launching op, per-argument dims and types, launch geometry, how the
   op was found), most time first, each with its own ``calls``, ``total_us`` and per-phase
   ``by_phase``; bounded (99 % of the entry's time, at most 32), the rest in ``folded``;
+* ``instances[].with``: the other kernels the same op calls launched (a split-K reduce, a
+  combine), with how many of this instance's launches they accompanied;
 * ``capture_shaped_calls``: launches whose op came from a graph-capture trace;
 * ``unshaped_calls``: launches with no launching op at all.
 
@@ -26,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from roofline_tui.core.coerce import integer, number
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.core.names import cap_name
 from roofline_tui.core.operands import Role
 from roofline_tui.core.textsafe import printable
 
@@ -55,6 +58,13 @@ class PhaseTime(BaseModel):
     total_us: float
 
 
+class CoKernel(BaseModel):
+    """Another kernel the same launching-op calls launched (a split-K reduce, a combine)."""
+
+    kernel: str
+    calls: int = Field(description="launches of this instance whose op call launched it too")
+
+
 class Instance(BaseModel):
     """The launches of one kernel made by one launching op with one signature."""
 
@@ -70,6 +80,11 @@ class Instance(BaseModel):
     calls: int
     total_us: float
     by_phase: dict[str, PhaseTime] = Field(default_factory=dict)
+    with_kernels: list[CoKernel] = Field(
+        default_factory=list, alias="with",
+        description="other kernels launched by the same op calls (one logical op)")
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
 
     def tensors(self, *roles: str) -> list[tuple[list[int], str | None]]:
         """(dims, type) of the plain-tensor arguments whose role is one of ``roles``."""
@@ -187,11 +202,19 @@ def parse_instance(raw: Any) -> Instance | None:
                 c, t = _count(p.get("calls")), _us(p.get("total_us"))
                 if c is not None and t is not None:
                     phases[key] = PhaseTime(calls=c, total_us=t)
+    along: list[CoKernel] = []
+    raw_with = raw.get("with")
+    if isinstance(raw_with, list):
+        for w in raw_with[:8]:
+            if isinstance(w, dict) and isinstance(w.get("kernel"), str):
+                n = _count(w.get("calls"))
+                if n is not None:
+                    along.append(CoKernel(kernel=cap_name(w["kernel"]), calls=n))
     return Instance(op=_text(raw.get("op")), args=args, roles_from=_text(raw.get("roles_from")),
                     output=_text(raw.get("output"), 40), grid=_geometry(raw.get("grid")),
                     block=_geometry(raw.get("block")), source=_text(raw.get("source"), 20),
                     module=_text(raw.get("module")), calls=calls, total_us=us,
-                    by_phase=phases)
+                    by_phase=phases, with_kernels=along)
 
 
 def parse_entry_extension(raw: Any) -> tuple[EntryExtension | None, list[str]]:

@@ -109,6 +109,9 @@ class CapturedLaunch:
     types: tuple[str, ...] | None  # that op's Input type, positional
     op_by: str  # "external_id" | "enclosing" | "none"
     module: str | None  # innermost enclosing "nn.Module: ..." python_function on the thread
+    # which cpu_op event of this file launched it (launches of one op event share it: a
+    # split-K attention's main and reduce kernels); None without a launching op
+    op_event: int | None = None
 
 
 @dataclass(frozen=True)
@@ -702,9 +705,11 @@ def _root(col: _Collector, w: _Window, ops: dict[int, tuple[int, str]],
         _thread, ts, _seq, kernel, stream, grid, block, _ext = col.launches[i]
         op_name = dims = types = None
         op_by = "none"
+        op_event = None
         hit = ops.get(i)
         if hit is not None:
             j, op_by = hit
+            op_event = j
             op_name = col.name_list[col.op_name[j]]
             if col.op_sig[j] >= 0:
                 dims, types = col.sig_list[col.op_sig[j]]
@@ -712,7 +717,7 @@ def _root(col: _Collector, w: _Window, ops: dict[int, tuple[int, str]],
         out.append(CapturedLaunch(
             kernel=col.name_list[kernel], ts=ts, stream=stream, grid=grid, block=block,
             op=op_name, dims=dims, types=types, op_by=op_by,
-            module=None if mod is None else col.name_list[mod]))
+            module=None if mod is None else col.name_list[mod], op_event=op_event))
     return CaptureRoot(launches=tuple(out), thread=col.thread_keys[w.thread])
 
 

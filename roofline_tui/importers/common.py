@@ -179,6 +179,9 @@ class InstanceAgg:
     calls: int
     total_us: float
     by_phase: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # other kernels the same launching-op calls launched: name -> launches of this instance
+    # whose op call also launched it (a split-K main kernel and its reduce: one logical op)
+    with_kernels: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -68,6 +68,8 @@ def instance_json(inst: InstanceAgg) -> dict[str, Any]:
     if inst.by_phase:
         out["by_phase"] = {ph: {"calls": c, "total_us": _r(t)}
                            for ph, (c, t) in sorted(inst.by_phase.items())}
+    if inst.with_kernels:
+        out["with"] = [{"kernel": k, "calls": n} for k, n in inst.with_kernels.items()]
     return out
 
 

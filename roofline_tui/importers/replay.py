@@ -92,6 +92,8 @@ def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Sha
         k = step_of_launch.get(corr, -1 - len(per_step))
         per_step.setdefault(k, []).append(corr)
     sizes = sorted({f.size for f in files if f.size})
+    events: dict[tuple[str, int, int], int] = {}
+    base = len(col.c_ts)
     reasons: dict[str, int] = {}
     used: dict[tuple[str, int | None, str], dict[str, Any]] = {}
     for k, corrs in per_step.items():
@@ -135,6 +137,11 @@ def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Sha
                         shaped.how[p] = HOW_CAPTURE
                         out.shaped += 1
                         rec["kernels"] += 1
+                if ln.op_event is not None:
+                    # one captured op call, replayed once per graph launch: events of the
+                    # execution trace are numbered from 0, captured ones past them
+                    call = (str(cfile.path), corr, ln.op_event)
+                    shaped.event[p] = events.setdefault(call, base + len(events))
                 if ln.module:
                     shaped.module[p] = col._module_id(module_name(ln.module))
                 if ln.grid is not None or ln.block is not None:

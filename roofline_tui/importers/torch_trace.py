@@ -212,6 +212,7 @@ _POSITIONS_MAX = 64  # argument positions kept of one op (real ops have at most 
 _TYPE_CHARS = 64
 _MAX_GEOMS = 1 << 16
 _MAX_MODULE_SPANS = 1 << 22
+_MAX_ALONG = 4  # other kernels of one launching op listed per instance
 _MODULE_DEPTH = 3  # the innermost module calls a path keeps
 _MODULE_INDEX = re.compile(r"_\d+$")
 
@@ -938,6 +939,9 @@ class _Shaped:
     how: array
     geom: array
     module: array
+    # the launching cpu_op *event* (one call of the op), -1: none; kernels launched by one
+    # event belong to one logical op (a split-K main kernel and its reduce)
+    event: array
 
 
 def _module_paths(col: _Collector, rows: array, launches: _Launches, shaped: _Shaped) -> None:
@@ -976,29 +980,32 @@ def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped
     n = len(rows)
     g_ext, g_geom = col.g_ext, col.g_geom
     out = _Shaped(array("q", [-1]) * n, array("b", [HOW_NONE]) * n,
-                  array("q", (g_geom[i] for i in rows)), array("q", [-1]) * n)
+                  array("q", (g_geom[i] for i in rows)), array("q", [-1]) * n,
+                  array("q", [-1]) * n)
     if not n or not col.c_sig:
         return out
     span_of = _innermost_by_thread(launches.tid, launches.ts, col.c_tid, col.c_ts, col.c_end)
     c_sig = col.c_sig
-    sig_of, how = out.sig, out.how
+    sig_of, how, event = out.sig, out.how, out.event
     for p, j in enumerate(span_of):
         if j >= 0:
             sig_of[p] = c_sig[j]
             how[p] = HOW_ENCLOSING
+            event[p] = j
     del span_of
     missing = {g_ext[i] for i, sig in zip(rows, sig_of, strict=True) if sig < 0 and g_ext[i] >= 0}
     if missing:
         by_ext: dict[int, int] = {}
-        for ext, sig in zip(col.c_ext, c_sig, strict=True):
+        for j, ext in enumerate(col.c_ext):
             if ext in missing and ext not in by_ext:
-                by_ext[ext] = sig
+                by_ext[ext] = j
         for p in range(n):
             if sig_of[p] < 0:
-                found = by_ext.get(g_ext[rows[p]], -1)
-                if found >= 0:
-                    sig_of[p] = found
+                j = by_ext.get(g_ext[rows[p]], -1)
+                if j >= 0:
+                    sig_of[p] = c_sig[j]
                     how[p] = HOW_EXTERNAL_ID
+                    event[p] = j
     return out
 
 
@@ -1039,6 +1046,17 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
     g_name, g_dur = col.g_name, col.g_dur
+    # the kernels each launching-op event launched, for the events that launched several
+    first: dict[int, int] = {}
+    multi: dict[int, list[int]] = {}
+    for p, ev in enumerate(shaped.event):
+        if ev < 0:
+            continue
+        nid = g_name[rows[p]]
+        was = first.setdefault(ev, nid)
+        if was != nid or ev in multi:
+            multi.setdefault(ev, [was]).append(nid)
+    del first
     acc: dict[tuple[int, int, int, int, int], list[Any]] = {}
     for p, i in enumerate(rows):
         nid = g_name[i]
@@ -1047,10 +1065,17 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
         key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p], shaped.module[p])
         a = acc.get(key)
         if a is None:
-            a = acc[key] = [0, 0.0, {}]
+            a = acc[key] = [0, 0.0, {}, {}]
         dur = g_dur[i]
         a[0] += 1
         a[1] += dur
+        if multi:
+            others = multi.get(shaped.event[p])
+            if others:
+                seen = a[3]
+                for other in set(others):
+                    if other != nid:
+                        seen[other] = seen.get(other, 0) + 1
         ph = phase_of[p]
         if ph >= 0:
             per = a[2].get(ph)
@@ -1059,7 +1084,7 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             else:
                 per[0] += 1
                 per[1] += dur
-    for (nid, sig, geom, how, mod), (calls, us, per) in acc.items():
+    for (nid, sig, geom, how, mod), (calls, us, per, along) in acc.items():
         found = col.sigs[sig] if sig >= 0 else None
         grid, block = col.geoms[geom] if geom >= 0 else (None, None)
         aggs[nid].instances.append(InstanceAgg(
@@ -1071,6 +1096,8 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             module=col.modules[mod] if mod >= 0 else None,
             calls=calls, total_us=us,
             by_phase={PHASES[ph]: (c, t) for ph, (c, t) in sorted(per.items())},
+            with_kernels={col.names[o]: n for o, n in sorted(
+                along.items(), key=lambda kv: (-kv[1], kv[0]))[:_MAX_ALONG]},
         ))
 
 

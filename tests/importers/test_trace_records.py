@@ -544,6 +544,30 @@ def test_sglang_capture_shapes_and_nested_labels_are_one_step() -> None:
     assert top["calls_per_step"] == {"decode": 36.0}
 
 
+def test_sglang_split_k_attention_kernels_name_each_other() -> None:
+    """One captured ``sglang_profiler::attention_paged_attention_ragged_100`` call launches
+    ``paged_attention_ll4mi_QKV_mfma16_kernel`` and then ``paged_attention_ll4mi_reduce_kernel``:
+    by hand, over the capture join, every one of the 36 QKV launches shares its capture
+    ``External id`` (one op call) with exactly one reduce launch. Each entry's instance lists the
+    other kernel with those 36 launches (``with``): the link a logical op is built from."""
+    ex = raw_events(need(SGLANG_EXEC))
+    hand = capture_join(ex, raw_events(need(SGLANG_CAPTURE)))
+    kernels_of_call: dict[Any, list[str]] = defaultdict(list)
+    for r, _c, op in hand:
+        if op is not None and "paged_attention" in r["name"]:
+            kernels_of_call[op["args"]["External id"]].append(r["name"])
+    pairs = Counter(tuple(sorted(n.split("<")[0] for n in v)) for v in kernels_of_call.values())
+    assert pairs == Counter({("void paged_attention_ll4mi_QKV_mfma16_kernel",
+                              "void paged_attention_ll4mi_reduce_kernel"): 36})
+    doc = import_torch(SGLANG_EXEC, top=10000, captures=[SGLANG_CAPTURE], progress=False).doc
+    qkv = entry_named(doc, "void paged_attention_ll4mi_QKV")
+    red = entry_named(doc, "void paged_attention_ll4mi_reduce")
+    (qi,) = qkv[X]["instances"]
+    (ri,) = red[X]["instances"]
+    assert qi["with"] == [{"kernel": red["name"], "calls": 36}]
+    assert ri["with"] == [{"kernel": qkv["name"], "calls": 36}]
+
+
 # ---------------------------------------------------------------------------------------------
 # 5: captures found beside the trace
 # ---------------------------------------------------------------------------------------------
