@@ -8,6 +8,8 @@ remaining entries are still analysed. Same inputs give the same artifact, byte f
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -23,6 +25,9 @@ from roofline_tui.core.artifact import (
     Entry,
     GraphReplayInfo,
     InputsUsed,
+    InstanceRow,
+    LogicalOp,
+    LogicalOpKernel,
     PeaksInfo,
     Regime,
     RoofAxis,
@@ -34,6 +39,7 @@ from roofline_tui.core.artifact import (
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.instance_cases import instance_cases
+from roofline_tui.core.logical_ops import carrier, partners
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
@@ -319,9 +325,24 @@ class _CaseRow:
 def fold_cases(
     cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
     sh: _Shared, source: str = "stage B: captured case(s)",
+    shown: list[InstanceRow] | None = None,
 ) -> tuple[OpEstimate, list[AxisRow]]:
     """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
-    axis. The entry's headline is the dominant axis; the other axis is reported, not averaged."""
+    axis. The entry's headline is the dominant axis; the other axis is reported, not averaged.
+
+    A case's time is set against one logical unit (spec §3 "per-launch, not aggregate"). Its
+    ``latency_ms`` is per launch in every source but one: workload-v1 ``baseline_latency_ms``
+    and ``weight / count`` are per kernel call, and a recorded instance's is its mean per-launch
+    time; those are multiplied by the unit's launches (``logical_unit``). Only the MoE meta's
+    ``smoke_detail.baseline_ms`` (``params["latency_source"]``) times the whole op seam, all
+    launches of one unit, and is kept as it is. A case without a latency takes the profile's
+    per-launch time × the unit's launches."""
+    # sources whose latency already covers one whole logical unit (the harness times the op)
+    per_unit_sources = {"smoke_detail.baseline_ms": "the harness's op time "
+                        "(smoke_detail.baseline_ms times the whole op seam)"}
+    launch_src = ("the instance's mean per-launch time" if source == "recorded instances"
+                  else "the case's per-launch latency (workload-v1: per kernel call)")
+    timing: dict[str, int] = {}
     model = MODELS[op_class]
     peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
     rows: list[_CaseRow] = []
@@ -348,7 +369,17 @@ def fold_cases(
             continue
         first = first or est
         n, _ = logical_unit(est, op_class, lps, sh.model)
-        t_unit = case.latency_ms / 1000.0 if case.latency_ms else t_launch_s * n
+        lat_src = case.params.get("latency_source") if isinstance(case.params, dict) else None
+        if case.latency_ms and lat_src in per_unit_sources:
+            t_unit = case.latency_ms / 1000.0
+            how = f"{per_unit_sources[lat_src]}, taken as one unit"
+        elif case.latency_ms:
+            t_unit = case.latency_ms / 1000.0 * n
+            how = f"{launch_src} × {n} launch(es) per unit"
+        else:
+            t_unit = t_launch_s * n
+            how = f"the profile's per-launch t_ms × {n} launch(es) per unit"
+        timing[how] = timing.get(how, 0) + 1
         pick = choose_candidate(est, peak_bw, t_unit).chosen
         peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
         ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
@@ -356,6 +387,15 @@ def fold_cases(
         axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
         rows.append(_CaseRow(axis=axis, calls=calls, t=t_unit, bytes=pick.bytes_est,
                              flops=pick.flops_est, peak_flops=peak_flops))
+        inst = getattr(case, "instance", None)
+        if shown is not None and inst is not None:
+            roof = (pick.bytes_est / (peak_bw * t_unit) if axis == "memory" and peak_bw
+                    else pick.flops_est / (peak_flops * t_unit) if peak_flops else None)
+            shown.append(InstanceRow(
+                op=inst.op, shapes=" ".join(json.dumps(d, separators=(",", ":"))
+                                            for d in case.input_shapes)[:120],
+                calls=calls, t_ms=1000.0 * t_unit, bytes_est=pick.bytes_est,
+                flops_est=pick.flops_est, roofline_pct=roof, roof_axis=axis))
     if first is None:
         why = skipped[0] if skipped else "no usable case"
         raise OpModelUnavailable(f"no captured case could be modelled ({why})")
@@ -387,6 +427,8 @@ def fold_cases(
     elif any(c.count == 0 for c in cases):
         assumptions.append("no case carries a call count or weight: cases folded unweighted "
                            "(one call each)")
+    assumptions.append("case time per logical unit: " + "; ".join(
+        f"{k} case(s): {how}" for how, k in timing.items()))
     assumptions.append(
         f"time: the {dominant.roof_axis} axis's calls-weighted latency, "
         f"{dominant.t_unit_ms:.6g} ms per unit, so the headline roofline_pct is that axis's "
@@ -395,10 +437,12 @@ def fold_cases(
     return OpEstimate(
         model=f"{first.model} over {'captured' if source.startswith('stage B') else 'recorded'} "
               "shapes",
-        candidates=(Candidate("captured", dominant.bytes_per_unit, dominant.flops_per_unit),),
+        candidates=(Candidate("captured" if source.startswith("stage B") else "recorded",
+                              dominant.bytes_per_unit, dominant.flops_per_unit),),
         compute_dtype=first.compute_dtype,
         per=first.per,
         assumptions=tuple(assumptions),
+        prior=first.prior,
     ), axes
 
 
@@ -444,6 +488,14 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
               notes=[f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."],
               refine=sh.refinements.for_kernel(head.name) if sh.refinements is not None else None)
     h.notes += [f"Input: {n}." for n in head.input_notes]
+    host = carrier(head, sh.topn, regime, cls.op_class, _class_of(sh))
+    if host is not None:
+        h.entry.part_of = host.entry.short_name
+        why = (f"part of the logical op of {printable(host.entry.short_name, limit=60)} "
+               f"(launched by the same {printable(host.op, limit=80)} calls, "
+               f"{host.linked_calls} of {host.calls}): judged there, with its time")
+        h.entry.notes = " ".join(h.notes + [f"No verdict: {why}."])
+        return _verdict(h.entry, head, sh, why, None), None
     if regime_is_assumed(regime_why, sh.topn):
         h.entry.regime_assumed = True
         h.entry.assumptions.append(f"regime {regime} is an assumption: {regime_why}")
@@ -510,6 +562,7 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
         dtype_bytes=dict(DTYPE_BYTES),
         l2_bytes=sh.peaks.l2_bytes,
         steps=(sh.topn.serving.phases.get(regime) if sh.topn.serving is not None else None),
+        topn=sh.topn,
     )
     cases: list[Any] = []
     source = "stage B: captured case(s)"
@@ -521,17 +574,22 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
     if not cases and wants is not None:
         cases, covered = instance_cases(head, regime, wants)
         source = "recorded instances"
+    joined = _join_logical_op(h, cls, sh, regime, t_ms, cases if source == "recorded instances"
+                              else [])
     axes: list[AxisRow] = []
+    shown: list[InstanceRow] = []
     try:
         if cases and sh.peaks.hbm_bw_bytes_s:
             est, axes = fold_cases(cases, ctx, cls.op_class, e.launches_per_step, t_ms / 1000.0,
-                                   sh, source)
+                                   sh, source, shown)
             if covered:
                 est = dataclasses.replace(est, assumptions=tuple(covered) + est.assumptions)
         else:
             est = MODELS[cls.op_class].estimate(ctx)
     except OpModelUnavailable as exc:
         return str(exc)
+    if len(shown) > 1 or (shown and joined):
+        e.instances = shown
     n_launch, unit = logical_unit(est, cls.op_class, e.launches_per_step, sh.model)
     e.modeled = True
     e.model = est.model
@@ -546,7 +604,7 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
         e.axes = axes
     h.notes.append(f"Unit: {unit}.")
     h.notes.append(f"Model: {est.model}.")
-    t_unit_ms = t_ms * n_launch
+    t_unit_ms = (t_ms + joined) * n_launch
     if axes:
         # the headline is the dominant axis: its bytes, FLOPs and calls-weighted time, so the
         # entry's roofline_pct equals that axis's roofline_pct
@@ -557,6 +615,51 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
     t_unit_s = t_unit_ms / 1000.0
     return _Modelled(est=est, n_launch=n_launch, t_ms=t_ms, t_launch_s=t_unit_s / n_launch,
                      t_unit_s=t_unit_s)
+
+
+def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
+    experts = _has_experts(sh.model)
+    return lambda e: classify(e.name, e.classification, e.shapes, has_experts=experts).op_class
+
+
+def _join_logical_op(h: _Head, cls: Classification, sh: _Shared, regime: str, t_ms: float,
+                     cases: list[Any]) -> float:
+    """Join the kernels the same op calls launched with this one (``core.logical_ops``): their
+    per-launch time is added to this entry's unit (to each recorded instance's that launched
+    them) and the split is recorded. Returns the milliseconds added per launch."""
+    found = partners(h.row, sh.topn, regime, cls.op_class, _class_of(sh))
+    if not found:
+        return 0.0
+    kernels = [LogicalOpKernel(name=h.row.name, short_name=h.row.short_name, t_ms=t_ms)]
+    added = 0.0
+    for p in found:
+        pt, _src = per_launch_time(p.entry, regime)
+        if pt is None:
+            continue
+        per_launch = pt * p.linked_calls / p.calls
+        added += per_launch
+        kernels.append(LogicalOpKernel(name=p.entry.name, short_name=p.entry.short_name,
+                                       t_ms=pt))
+        for case in cases:
+            inst = case.instance
+            w = next((k for k in inst.with_kernels if k.kernel == p.entry.name), None)
+            if w is not None and inst.calls:
+                case.latency_ms += pt * w.calls / inst.calls
+    if not added:
+        return 0.0
+    total = t_ms + added
+    for k in kernels:
+        k.share = (k.t_ms or 0.0) / total if total else None
+    op = found[0].op
+    e = h.entry
+    e.logical_op = LogicalOp(
+        linked_by=f"launched by the same {printable(op, limit=80)} calls "
+                  f"({found[0].linked_calls} of {found[0].calls} launches)",
+        kernels=kernels)
+    split = " + ".join(f"{k.short_name} {1000 * (k.t_ms or 0):.2f} µs" for k in kernels)
+    e.assumptions.append(f"one logical op: {split} = {1000 * total:.2f} µs per call (spec §3: "
+                         "per-launch, not aggregate; the link is the trace's launching op)")
+    return added
 
 
 def _memory_peak(h: _Head, m: _Modelled, sh: _Shared) -> tuple[float | None, str]:

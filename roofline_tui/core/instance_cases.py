@@ -52,7 +52,12 @@ def instance_cases(entry: TopNEntry, regime: str, min_tensors: int = 2
         if not calls:
             continue
         tensors = inst.tensors(*OPERAND_ROLES)
-        if inst.op is None or len(tensors) < min_tensors:
+        # what the model can read: the operand tensors for a GEMM's two; for one tensor, any
+        # argument with dims and a tensor role (a TensorList input, an in-place or output
+        # argument: the instance itself carries them)
+        readable = len(tensors) if min_tensors > 1 else sum(
+            1 for a in inst.args if a.dims and a.role not in (None, "scalar", "other"))
+        if inst.op is None or readable < min_tensors:
             other_us += us
             continue
         used_us += us

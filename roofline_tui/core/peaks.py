@@ -823,17 +823,157 @@ def _resolve(
     return _no_peaks(arch, product, "; ".join([*problems, why]) if problems else why)
 
 
+@dataclass(frozen=True)
+class _Partitionable:
+    """A part whose one device may be a slice of the chip: its whole-chip counts."""
+
+    units: int                       # CUs (AMD) or SMs (NVIDIA) of the whole chip
+    dies: int | None                 # XCDs (AMD): a CPX partition is one of them
+    mem_bytes: float                 # the whole chip's HBM as the runtime reports it
+    vendor: Literal["amd", "nvidia"]
+
+
+# Parts that can be partitioned (AMD compute partitions SPX/DPX/TPX/QPX/CPX, NVIDIA MIG), by
+# normalised product: whole-chip CUs/SMs and XCDs (hardware-peaks.md; the bundled table's
+# ``cu``/``sms`` agree, and win when a section has them), HBM in GiB as runtimes report it.
+_PARTITIONABLE: dict[str, _Partitionable] = {
+    "mi300x": _Partitionable(304, 8, 192 * 2**30, "amd"),
+    "mi325x": _Partitionable(304, 8, 256 * 2**30, "amd"),
+    "mi300a": _Partitionable(228, 6, 128 * 2**30, "amd"),
+    "mi355x": _Partitionable(256, 8, 288 * 2**30, "amd"),
+    "mi350x": _Partitionable(256, 8, 288 * 2**30, "amd"),
+    "h100": _Partitionable(132, None, 80 * 2**30, "nvidia"),
+    "h200": _Partitionable(132, None, 141 * 2**30, "nvidia"),
+}
+_COMPUTE_PARTITION_KEYS = ("computepartition", "currentcomputepartition",
+                           "acceleratorpartition", "computepartitionmode")
+_MEMORY_PARTITION_KEYS = ("memorypartition", "currentmemorypartition", "memorypartitionmode",
+                          "npsmode", "nps")
+_AMD_MODES = ("SPX", "DPX", "TPX", "QPX", "CPX")
+_NPS_RE = re.compile(r"^(?:nps)?\s*([1248])$")
+_MIG_RE = re.compile(r"\bmig\b")
+
+
+def _prop_text(props: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        val = props.get(key)
+        if isinstance(val, str) and val.strip():
+            return val.strip()
+        if isinstance(val, int) and not isinstance(val, bool):
+            return str(val)
+    return None
+
+
+def _partition_mode(props: Mapping[str, Any], part: _Partitionable, cu: int, full: int
+                    ) -> tuple[bool, str]:
+    """Whether ``cu`` of ``full`` units is a partition of the chip, and its name."""
+    share = cu / full
+    name = " ".join(str(props.get(k, "")) for k in _NAME_KEYS).lower()
+    if part.vendor == "nvidia":
+        # MIG instances below the full 7g profile hold at most half the SMs; a count between
+        # half and all is another SKU (H100 PCIe: 114 SMs), not a slice
+        return bool(_MIG_RE.search(name)) or share <= 0.5, "a MIG instance"
+    explicit = (_prop_text(props, _COMPUTE_PARTITION_KEYS) or "").upper()
+    if explicit in _AMD_MODES:
+        return explicit != "SPX", f"{explicit} compute partition"
+    n = round(full / cu)
+    if n < 2 or abs(full / cu - n) > 0.02 * n:
+        return False, ""
+    names = {2: "DPX", 3: "TPX", 4: "QPX"}
+    if part.dies:
+        names[part.dies] = "CPX"
+    mode = names.get(n)
+    return mode is not None, f"1/{n} of the chip, a {mode} compute partition"
+
+
+def _memory_share(props: Mapping[str, Any], nums: Mapping[str, float], part: _Partitionable,
+                  unit_share: float) -> tuple[float, str]:
+    """The share of the chip's HBM bandwidth one partition streams, and why.
+
+    AMD: the memory partition (NPS) decides, not the compute partition: under NPS1 every HBM
+    stack is interleaved across the whole chip and each compute partition reaches all of them,
+    so the roof stays the chip's; NPSk gives each partition 1/k of the stacks (rocprof-compute
+    counts 128 HBM channels under NPS1, 128/k under NPSk). NVIDIA MIG: an instance owns its
+    memory slices (and their L2 and controllers), so it streams its share of the memory."""
+    explicit = _prop_text(props, _MEMORY_PARTITION_KEYS)
+    m = _NPS_RE.match(explicit.lower()) if explicit else None
+    if part.vendor == "amd" and m:
+        k = int(m.group(1))
+        if k == 1:
+            return 1.0, ("memory partition NPS1: every partition reaches all the HBM stacks, so "
+                         "the bandwidth roof stays the full chip's")
+        return 1.0 / k, f"memory partition NPS{k}: the partition streams 1/{k} of the HBM"
+    mem = nums.get("mem_bytes")
+    if mem:
+        s = mem / part.mem_bytes
+        k = min((1, 2, 4, 8), key=lambda k: abs(s * k - 1))
+        if abs(s * k - 1) <= 0.15:
+            gib = f"{mem / 2**30:.0f} GiB"
+            if part.vendor == "nvidia":
+                return 1.0 / k, (f"the MIG instance holds {gib}, 1/{k} of the memory slices: "
+                                 f"HBM bandwidth × 1/{k}")
+            if k == 1:
+                return 1.0, (f"the device sees all {gib} of HBM: memory partition NPS1 "
+                             "assumed, every partition reaches all the HBM stacks, so the "
+                             "bandwidth roof stays the full chip's")
+            return 1.0 / k, (f"the device sees {gib}, 1/{k} of the HBM: memory partition "
+                             f"NPS{k} assumed, HBM bandwidth × 1/{k}")
+    if part.vendor == "nvidia":
+        return unit_share, ("the MIG instance's memory slices are unknown: HBM bandwidth "
+                            "scaled by the SM share as the nearest estimate")
+    return 1.0, ("memory partition unknown: NPS1 (the default) assumed, every partition "
+                 "reaches all the HBM stacks, so the bandwidth roof stays the full chip's "
+                 "(under NPS4 it would be a quarter)")
+
+
+def _scale_to_partition(peaks: Peaks, props: Mapping[str, Any], nums: Mapping[str, float],
+                        part: _Partitionable, cu: int, full: int, mode: str) -> Peaks:
+    share = cu / full
+    mem_share, mem_why = _memory_share(props, nums, part, share)
+    unit = "SMs" if part.vendor == "nvidia" else "CUs"
+    where = peaks.product or peaks.gfx or "the part"
+    peaks.flops = {k: v * share for k, v in peaks.flops.items()}
+    if peaks.hbm_bw_bytes_s is not None:
+        peaks.hbm_bw_bytes_s *= mem_share
+    if part.vendor == "nvidia" and peaks.l2_bytes and mem_share < 1.0:
+        peaks.l2_bytes = int(peaks.l2_bytes * mem_share)  # MIG slices carry their L2
+    peaks.cu = cu
+    if peaks.confidence == "high":
+        peaks.confidence = "medium"
+    peaks.problems.append(
+        f"device reports {cu} of the {where}'s {full} {unit} ({mode}): compute peaks scaled "
+        f"by {cu}/{full} = {share:.4g}; {mem_why}; peaks confidence {peaks.confidence} "
+        f"(the table's whole-chip figures scaled to the {cu}-{unit[:-1]} partition)")
+    peaks.citation = "; ".join(
+        p for p in (peaks.citation, f"scaled to a {cu}-{unit[:-1]} partition ({mode}) of the "
+                    f"{full}-{unit[:-1]} chip, HBM × {mem_share:.4g}") if p)
+    return peaks
+
+
 def _with_props_checks(peaks: Peaks, props: Mapping[str, Any]) -> Peaks:
-    """Warn when the profiled device's CU count disagrees with the table (partitions, SKUs)."""
-    if not props or peaks.cu is None:
+    """Compare the profiled device's CU/SM count with the whole chip's.
+
+    A partition of a part that can be partitioned (an MI300X in CPX mode exposes 38 of 304
+    CUs; an H100 MIG instance 16 of 132 SMs) gets the table's peaks scaled to it: compute by
+    the CU/SM share, HBM bandwidth by the partition's memory share (:func:`_memory_share`),
+    confidence medium with a note naming the count. Any other disagreement (another SKU,
+    a part that cannot be partitioned) is only flagged."""
+    if not props:
         return peaks
     nums = _read_prop_numbers(props)
     cu = _as_int(nums["cu"]) if "cu" in nums else None
-    if cu is not None and cu != peaks.cu:
-        peaks.problems.append(
-            f"device reports {cu} CUs/SMs but the table section has {peaks.cu} (partition mode "
-            "or a different SKU?); compute peaks may be off"
-        )
+    part = _PARTITIONABLE.get(normalize_product(peaks.product) or "")
+    full = peaks.cu or (part.units if part is not None else None)
+    if cu is None or full is None or cu == full:
+        return peaks
+    if part is not None and 0 < cu < full:
+        is_partition, mode = _partition_mode(props, part, cu, full)
+        if is_partition:
+            return _scale_to_partition(peaks, props, nums, part, cu, full, mode)
+    peaks.problems.append(
+        f"device reports {cu} CUs/SMs but the table section has {full} (partition mode "
+        "or a different SKU?); compute peaks may be off"
+    )
     return peaks
 
 

@@ -249,11 +249,12 @@ def test_stage_b_weight_zero_case_is_left_out(worked_example: Path) -> None:
 
 
 def test_stage_b_headline_equals_its_axis(worked_example: Path) -> None:
-    """One captured case timed at 0.1 ms per logical layer (the profile says 2 × 49.471 µs
+    """One captured case timed at 0.05 ms per launch: workload-v1 ``baseline_latency_ms`` is
+    per kernel call, so one 2-launch logical layer takes 0.1 ms (the profile says 2 × 49.471 µs
     = 98.94 µs). The memory axis folds the case at its own time: 697.3 MB / 0.1 ms / 8 TB/s
     = 0.8716; the headline roofline_pct must be that same value, not 0.88 from the profile
     time."""
-    _moe_task(worked_example, {64: 1000.0}, 0.1)
+    _moe_task(worked_example, {64: 1000.0}, 0.05)
     moe = entry(run(worked_example), "fused_moe_kernel")
     axis = moe.axes[0]
     assert axis.roofline_pct == pytest.approx(0.8716, abs=5e-4)

@@ -1,12 +1,47 @@
-"""Attention (spec §4). Paged decode: KV traffic dominates; prefill: causal flash attention.
+"""Attention (spec §4; serving-annotations §6 and §9.5): the bytes and FLOPs of one op call.
 
-Decode: ``bytes = batch·seq·n_kv·hd·2·kv`` (MLA: the latent ``kv_lora + rope`` per token),
-``flops = 2·batch·n_q·seq·hd·2``. Prefill over a chunk of ``T`` tokens: ``flops =
-4·n_q·hd·T·T/2`` (causal), ``bytes = Q + O + K + V`` once each.
+One call is one launch of one layer's attention op. Its numbers come from the best evidence the
+context holds, in this order, and every step says in ``assumptions`` where each number came from:
 
-Sparse attention (DeepSeek-V3.2 ``index_topk``, MiniMax block-sparse decode) reads only the
-selected tokens' KV: ``seq`` becomes ``min(seq, selected)`` with the selected count taken from the
-config; without it there is no model (a dense one would over-count and read as suspect).
+1. **The recorded instance** (``ctx.instance``): H_Q, H_KV, d_qk, d_v and the dtypes are read from
+   the launching op's tensors (the KV dtype from the cache tensor, or the key tensor, never from
+   Q). A dense op whose query carries its own sequence axis (SDPA ``[B, H, S, d]``, flash
+   ``[B, S, H, d]``) also gives the call's own work: S_q query rows against S_kv keys per batch
+   element and head.
+2. **The step aggregates** (``ctx.steps``): for a varlen / paged op (query ``[T, H, d]``, tokens
+   flattened, the KV in a cache) the per-call work is this regime's group summed per step:
+   ``sq = Σsq/steps``, ``sk = Σsk/steps``, ``sqk = Σsq·sk/steps``, ``sqq = Σsq²/steps``.
+3. **The config and workload** (today's heuristic, labelled): ``seq = isl + osl/2`` and config
+   heads divided by TP, for an upstream Top-N with neither.
+
+The formulas (a multiply-add is 2 FLOPs; pairs are query–key pairs):
+
+* ``pairs = sqk − (sqq − sq)/2``: the full rectangle less the causal triangle of each request's
+  new tokens, diagonal included. Decode (one query per request, ``sqq = sq``) keeps the whole
+  rectangle. TraceLens's compatibility form ``sqk − sqq/2`` drops the diagonal (about 0.1 % on
+  its test data); it is quoted beside the figure, not used.
+* A dense call: ``pairs = B·(S_q·S_kv − S_q·(S_q − 1)/2)`` (causal, aligned to the last key; with
+  S_q = S_kv this is ``B·S·(S + 1)/2``). ``is_causal`` is never recorded: causality is assumed for
+  a decoder self-attention (S_q ≤ S_kv) and said; a recorded mask, or S_q > S_kv, counts the
+  full rectangle.
+* ``flops = 2·H_Q·(d_qk + d_v)·pairs``.
+* ``bytes = sq·H_Q·(d_qk·b_q + d_v·b_o) + sk·H_KV·(d_qk + d_v)·b_kv``: Q read and O written once,
+  every K/V token read once at the cache's dtype (the compulsory minimum; a flash kernel re-reading
+  K/V tiles from HBM is exactly the headroom this reports).
+* MLA absorbed decode (config): one latent of ``kv_lora + rope`` elements per token, read once;
+  ``d_qk = kv_lora + rope``, ``d_v = kv_lora``.
+* Sliding window W (config ``sliding_window`` on ``layer_types`` sliding layers): a query sees at
+  most W keys. With aggregates only, ``sk ≤ sq + requests·(W − 1)`` (= requests·W at decode) and
+  ``pairs ≤ sq·W`` are upper bounds. A kernel that cannot be tied to a layer kind gets both the
+  full and the windowed candidate; the engine's feasibility rule keeps the largest feasible one.
+* Sparse attention (DeepSeek-V3.2 ``index_topk``, MiniMax block-sparse decode) reads only the
+  selected tokens' KV: the config's selected count caps keys like a window; without it there is
+  no model (a dense one would over-count and read as suspect).
+
+Groups: the engine gives the regime, and ``ctx.steps`` holds that regime's group only (decode:
+the generation group; prefill: the context group). A decode-only kernel timed in prefill (mixed)
+steps, or a prefill-only kernel in decode steps, is not given the other group's work: no verdict.
+A split-KV reduce/combine kernel moves partial outputs, not the KV: no verdict either.
 
 Priors (spec §7): paged decode 0.50 (irregular paged KV access); a compute-bound prefill or flash
 attention 0.75 (FlashAttention-3 reaches about 740 TFLOP/s bf16 on H100 SXM, 75 % of its
@@ -16,8 +51,13 @@ attention 0.75 (FlashAttention-3 reaches about 740 TFLOP/s bf16 on H100 SXM, 75 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
+from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.inputs import StepAggregates
+from roofline_tui.core.operands import normalise
 from roofline_tui.core.opmodels.base import (
     Candidate,
     FunctionModel,
@@ -40,17 +80,286 @@ PRIORS: Mapping[str, Prior] = {
 # Attention takes rotary and the KV-cache write before it, a quant of its output after it.
 ADJACENT_OPS = ("rope", "copy", "quant")
 
+# Dense ops whose query is [B, H, S, d] (the SDPA family) or [B, S, H, d] (flash-attn layouts).
+_BHSD = re.compile(r"scaled_dot_product")
+_BSHD_OPS = frozenset({"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
+                       "flash_attn::_flash_attn_forward", "FlashAttnFunc"})
+# Kernel base names (before template arguments) that serve one group only, or only reduce.
+_DECODE_ONLY = re.compile(r"decode|paged_?attention", re.IGNORECASE)
+_PREFILL_ONLY = re.compile(r"prefill|extend", re.IGNORECASE)
+_SPLIT_REDUCE = re.compile(r"reduce|combine", re.IGNORECASE)
 
-def _heads(ctx: OpContext) -> tuple[int, int, int, list[str]]:
+
+@dataclass(frozen=True)
+class _Heads:
+    """Heads, head dims and bytes per element of one call; ``kv_tok`` is the KV elements one
+    cached token holds (``H_KV·(d_qk + d_v)``, or the MLA latent)."""
+
+    h_q: int
+    h_kv: int
+    d_qk: int
+    d_v: int
+    kv_tok: int
+    q_dtype: str
+    kv_dtype: str
+    b_q: float
+    b_o: float
+    b_kv: float
+
+
+@dataclass(frozen=True)
+class _Dense:
+    """A dense call's own sequence lengths."""
+
+    batch: int
+    s_q: int
+    s_kv: int
+    masked: bool
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    heads: _Heads
+    dense: _Dense | None  # the call's own work ([B,·,S,·] layouts)
+    tokens: int | None    # query rows of a flattened [T, H, d] query
+
+
+@dataclass(frozen=True)
+class _PerCall:
+    """One call's work from the step aggregates (per-step sums)."""
+
+    sq: float
+    sk: float
+    sqq: float
+    sqk: float
+    requests: float | None
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def _base_name(name: str) -> str:
+    """The kernel's function name without ``void``, template arguments or parameters."""
+    s = name.strip().removeprefix("void ").strip()
+    return re.split(r"[<(]", s, maxsplit=1)[0]
+
+
+def _config_heads(ctx: OpContext, lines: list[str]) -> tuple[int, int, int]:
+    """(q heads, kv heads, head_dim) per rank from the config, TP applied."""
     model = ctx.require_model("the attention model")
-    notes: list[str] = []
     tp = ctx.workload.tp or 1
     n_q, n_kv = model.num_attention_heads, model.num_kv_heads
     if tp > 1:
         n_q = max(1, n_q // tp)
         n_kv = max(1, n_kv // tp)
-        notes.append(f"TP={tp}: {n_q} q heads and {n_kv} kv heads per rank")
-    return n_q, n_kv, model.head_dim, notes
+        lines.append(f"TP={tp}: {n_q} q heads and {n_kv} kv heads per rank")
+    return n_q, n_kv, model.head_dim
+
+
+def _config_per_rank(ctx: OpContext) -> tuple[int, int] | None:
+    if ctx.model is None:
+        return None
+    tp = ctx.workload.tp or 1
+    return (max(1, ctx.model.num_attention_heads // tp), max(1, ctx.model.num_kv_heads // tp))
+
+
+def _dtype(recorded: str | None, fallback: str) -> str:
+    return canonical_dtype(recorded) or fallback
+
+
+def _heads(ctx: OpContext, h_q: int, h_kv: int, d_qk: int, d_v: int, q_dt: str, o_dt: str,
+           kv_dt: str) -> _Heads:
+    return _Heads(h_q=h_q, h_kv=h_kv, d_qk=d_qk, d_v=d_v, kv_tok=h_kv * (d_qk + d_v),
+                  q_dtype=q_dt, kv_dtype=kv_dt, b_q=ctx.nbytes(q_dt), b_o=ctx.nbytes(o_dt),
+                  b_kv=ctx.nbytes(kv_dt))
+
+
+def _heads_line(ctx: OpContext, h: _Heads, lines: list[str]) -> None:
+    cfg = _config_per_rank(ctx)
+    if cfg is not None and cfg != (h.h_q, h.h_kv):
+        lines.append(f"config.json gives {cfg[0]} q / {cfg[1]} kv heads per rank; the recorded "
+                     f"shapes ({h.h_q} / {h.h_kv}) are used")
+
+
+def _read_instance(ctx: OpContext, lines: list[str]) -> _Recorded | None:
+    """The heads, dims and dtypes the recorded launching op gives, or None (with why)."""
+    inst = ctx.instance
+    if inst is None:
+        return None
+    op = inst.op or "the launching op"
+    ins = inst.tensors("input")
+    caches = inst.tensors("cache")
+    outs = inst.tensors("output")
+    o_type = outs[0][1] if outs else None
+    if not ins:
+        lines.append(f"recorded {op}: no query among its input tensors; its shapes are not used")
+        return None
+    q, q_type = ins[0]
+    q_dt = _dtype(q_type, ctx.activation_dtype)
+    o_dt = _dtype(o_type, q_dt)
+    key = normalise(op)
+    layout = "bhsd" if _BHSD.search(key) else "bshd" if key in _BSHD_OPS else None
+    if len(q) == 4 and len(ins) >= 3 and not caches:
+        return _read_dense(ctx, op, layout, ins, bool(inst.tensors("bias")), q_dt, o_dt, lines)
+    if len(q) == 4 and layout == "bshd" and caches:
+        q = [q[0] * q[1], q[2], q[3]]  # flash with a KV cache: [B, S, H, d] → B·S query rows
+    if len(q) != 3:
+        lines.append(f"recorded {op}: query {ins[0][0]} is neither a dense [B,S,H,d]/[B,H,S,d] "
+                     "call with its keys nor flattened [T,H,d] tokens; its shapes are not used")
+        return None
+    t, h_q, d_qk = q
+    got = _flat_kv(ctx, op, ins, caches, d_qk, lines)
+    if got is None:
+        return None
+    h_kv, d_v, kv_dt, kv_from = got
+    if h_kv <= 0 or h_q % h_kv:
+        lines.append(f"recorded {op}: {h_q} q heads over {h_kv} kv heads is not a GQA grouping; "
+                     "its shapes are not used")
+        return None
+    h = _heads(ctx, h_q, h_kv, d_qk, d_v, q_dt, o_dt, kv_dt)
+    lines.append(f"shapes: {op} query {ins[0][0]} → {t} query rows, H_Q={h_q}, d_qk={d_qk}; "
+                 f"{kv_from} (recorded instance)")
+    lines.append(f"dtypes: Q {q_dt}, O {o_dt} (recorded); K/V {h.kv_dtype}")
+    _heads_line(ctx, h, lines)
+    return _Recorded(heads=h, dense=None, tokens=t)
+
+
+def _read_dense(ctx: OpContext, op: str, layout: str | None,
+                ins: list[tuple[list[int], str | None]], masked: bool, q_dt: str, o_dt: str,
+                lines: list[str]) -> _Recorded | None:
+    (q, _), (k, k_type), (v, _) = ins[0], ins[1], ins[2]
+    if layout is None:
+        lines.append(f"recorded {op}: rank-4 q/k/v, but which axis holds the heads ([B,H,S,d] or "
+                     "[B,S,H,d]) is not known for this op; its shapes are not used")
+        return None
+    if layout == "bhsd":
+        (b, h_q, s_q, d_qk), (bk, h_kv, s_kv, dk), (bv, hv, sv, d_v) = q, k, v
+    else:
+        (b, s_q, h_q, d_qk), (bk, s_kv, h_kv, dk), (bv, sv, hv, d_v) = q, k, v
+    if not (b == bk == bv and s_kv == sv and h_kv == hv and d_qk == dk and h_kv > 0
+            and h_q % h_kv == 0 and min(b, s_q, s_kv, d_qk, d_v) > 0):
+        lines.append(f"recorded {op}: q {q}, k {k}, v {v} do not agree as one attention call; "
+                     "their shapes are not used")
+        return None
+    kv_dt = _dtype(k_type, q_dt)
+    h = _heads(ctx, h_q, h_kv, d_qk, d_v, q_dt, o_dt, kv_dt)
+    order = "[B,H,S,d]" if layout == "bhsd" else "[B,S,H,d]"
+    lines.append(f"shapes: {op} q {q}, k {k}, v {v} as {order}: B={b}, S_q={s_q}, S_kv={s_kv}, "
+                 f"H_Q={h_q}, H_KV={h_kv}, d_qk={d_qk}, d_v={d_v} (recorded instance)")
+    lines.append(f"dtypes: Q {q_dt}, O {o_dt}, K/V {kv_dt} (the key tensor's recorded type)")
+    _heads_line(ctx, h, lines)
+    return _Recorded(heads=h, dense=_Dense(b, s_q, s_kv, masked), tokens=None)
+
+
+def _flat_kv(ctx: OpContext, op: str, ins: list[tuple[list[int], str | None]],
+             caches: list[tuple[list[int], str | None]], d_qk: int, lines: list[str]
+             ) -> tuple[int, int, str, str] | None:
+    """(H_KV, d_v, KV dtype, where from) for a flattened-token call."""
+    if caches:
+        kc, kc_type = caches[0]
+        vc = caches[1][0] if len(caches) > 1 else kc
+        kv_dt = _dtype(kc_type, ctx.kv_dtype)
+        src = f"the cache tensor's recorded type {kc_type}" if canonical_dtype(kc_type) else \
+            f"config/env_report (the cache's type {kc_type!r} is not a dtype)"
+        cfg = _config_per_rank(ctx)
+        if len(kc) == 5:
+            # vLLM paged v1/v2: key [N, H_KV, d/x, block, x], value [N, H_KV, d, block]
+            h_kv, d = kc[1], kc[2] * kc[4]
+            d_v = vc[2] if len(vc) == 4 else d
+            how = f"key cache {kc} as [blocks, H_KV, d/x, block, x]"
+        elif len(kc) == 4:
+            nhd, hnd = kc[-2], kc[-3]
+            d, d_v = kc[-1], vc[-1]
+            if cfg is not None and cfg[1] == hnd != nhd:
+                h_kv, how = hnd, f"key cache {kc} as [pages, H_KV, page, d] (config kv heads agree)"
+            else:
+                h_kv, how = nhd, f"key cache {kc} as [pages, page, H_KV, d]"
+                if cfg is not None and cfg[1] != nhd:
+                    how += f" (config says {cfg[1]} kv heads per rank; the cache layout is read "
+                    how += "as TraceLens reads it)"
+        elif len(kc) == 3:
+            h_kv, d, d_v = kc[1], kc[2], vc[-1]
+            how = f"key cache {kc} as [slots, H_KV, d]"
+        else:
+            lines.append(f"recorded {op}: key cache {kc} has no layout this model knows; its "
+                         "shapes are not used")
+            return None
+        if d != d_qk:
+            lines.append(f"recorded {op}: the query's head dim {d_qk} and the cache's {d} differ; "
+                         "its shapes are not used")
+            return None
+        return h_kv, d_v, kv_dt, f"{how}: H_KV={h_kv}, d_v={d_v}; K/V dtype from {src}"
+    if len(ins) >= 3 and len(ins[1][0]) == 3 and len(ins[2][0]) == 3:
+        (k, k_type), (v, _) = ins[1], ins[2]
+        if k[2] != d_qk or k[0] != v[0] or k[1] != v[1]:
+            lines.append(f"recorded {op}: q/k/v head dims or kv heads disagree ({k}, {v}); its "
+                         "shapes are not used")
+            return None
+        k_dt = canonical_dtype(k_type)
+        if k_dt is None or k_dt == ctx.kv_dtype or ctx.nbytes(k_dt) == ctx.nbytes(ctx.kv_dtype):
+            kv_dt = k_dt or ctx.kv_dtype
+            src = f"the key tensor's recorded type {k_type} (config/env_report agree)"
+        else:
+            kv_dt = ctx.kv_dtype
+            src = (f"config/env_report {ctx.kv_dtype}: the cache is not an argument of {op}, "
+                   f"and its key argument ({k_type}) holds only this step's new tokens")
+        return k[1], v[2], kv_dt, (f"key {k}, value {v}: H_KV={k[1]}, d_v={v[2]}; K/V dtype "
+                                   f"from {src}")
+    if ctx.model is not None:
+        _, n_kv, _ = _config_heads(ctx, [])
+        return n_kv, d_qk, ctx.kv_dtype, (f"no key or cache tensor recorded: H_KV={n_kv} per rank "
+                                          f"and K/V {ctx.kv_dtype} from config.json, d_v = d_qk")
+    lines.append(f"recorded {op}: no key or cache tensor and no config.json, so H_KV is unknown; "
+                 "its shapes are not used")
+    return None
+
+
+def _per_call(ctx: OpContext, lines: list[str]) -> _PerCall | None:
+    """This regime's step aggregates as one call's sums (per step), or None (with why)."""
+    s: StepAggregates | None = ctx.steps
+    if s is None:
+        return None
+    missing = [k for k in ("sq", "sk", "sqsk") if getattr(s, k) is None]
+    if missing:
+        lines.append(f"step aggregates ({ctx.regime}) lack {', '.join(missing)} (token counts "
+                     "only); not used")
+        return None
+    assert s.sq is not None and s.sk is not None and s.sqsk is not None
+    sqq = s.sqsq
+    if sqq is None:
+        if ctx.regime == "decode" and s.requests is not None and s.requests == s.sq:
+            sqq = s.sq
+            lines.append("Σsq² not recorded: one query per request (requests = Σsq), so "
+                         "Σsq² = Σsq")
+        else:
+            lines.append(f"step aggregates ({ctx.regime}) lack Σsq², which the causal triangle "
+                         "needs; not used")
+            return None
+    if s.sq <= 0 or s.sk <= 0 or s.sqsk <= 0:
+        lines.append(f"step aggregates ({ctx.regime}) hold no query or KV tokens; not used")
+        return None
+    n = s.steps
+    pc = _PerCall(sq=s.sq / n, sk=s.sk / n, sqq=sqq / n, sqk=s.sqsk / n,
+                  requests=s.requests / n if s.requests is not None else None)
+    lines.append(
+        f"step aggregates ({ctx.regime} group, {n} step(s)): Σsq {s.sq}, Σsk {s.sk}, "
+        f"Σsq² {sqq}, Σsq·sk {s.sqsk}, requests {s.requests}; one call = one layer's launch "
+        f"per step, so per call sq {pc.sq:g}, sk {pc.sk:g}, sq·sk {pc.sqk:g}")
+    return pc
+
+
+def _check_group(ctx: OpContext, base: str) -> None:
+    """A kernel that serves one group gets only that group (serving-annotations §6.3)."""
+    if ctx.regime == "prefill" and _DECODE_ONLY.search(base):
+        raise OpModelUnavailable(
+            f"decode-only attention kernel ({base}) timed in prefill/mixed steps: its work there "
+            "is those steps' generation group, and this regime's aggregates hold the context "
+            "group only; the decode group's sums per mixed step would settle it")
+    if ctx.regime == "decode" and _PREFILL_ONLY.search(base):
+        raise OpModelUnavailable(
+            f"prefill/extend attention kernel ({base}) timed in decode steps: the decode "
+            "aggregates hold the generation group only, which this kernel does not serve; the "
+            "context group of the steps it ran in would settle it")
 
 
 def _selected_tokens(ctx: OpContext) -> int | None:
@@ -67,21 +376,233 @@ def _selected_tokens(ctx: OpContext) -> int | None:
     return model.sparse_attention_tokens
 
 
-def estimate(ctx: OpContext) -> OpEstimate:
-    model = ctx.require_model("the attention model")
-    n_q, n_kv, hd, assumptions = _heads(ctx)
-    selected = _selected_tokens(ctx)
-    kv = ctx.nbytes(ctx.kv_dtype)
-    a = ctx.nbytes(ctx.activation_dtype)
+def _window(ctx: OpContext, lines: list[str]) -> tuple[bool, int | None]:
+    """(whether the full-attention candidate applies, the sliding window W or None)."""
+    m = ctx.model
+    if m is None:
+        lines.append("no config.json: no sliding window known, every layer taken as full "
+                     "attention (over-counts a windowed layer)")
+        return True, None
+    w, ns, nf = m.sliding_window, m.num_sliding_attention_layers, m.num_full_attention_layers
+    if not w or not ns:
+        return True, None
+    if not nf:
+        lines.append(f"config: every attention layer slides over a {w}-token window")
+        return False, w
+    lines.append(f"config: {ns} sliding-window layers (W={w}) and {nf} full-attention layers; "
+                 "this kernel cannot be tied to a layer kind (the instance names no layer), so "
+                 "both are candidates and the feasibility rule keeps the largest feasible one")
+    return True, w
+
+
+# --------------------------------------------------------------------------- the rungs
+
+
+def _bytes_flops(h: _Heads, sq: float, sk: float, pairs: float) -> tuple[float, float]:
+    return (sq * h.h_q * (h.d_qk * h.b_q + h.d_v * h.b_o) + sk * h.kv_tok * h.b_kv,
+            2.0 * h.h_q * (h.d_qk + h.d_v) * pairs)
+
+
+def _compute_dtype(h: _Heads, decode: bool) -> str:
+    return h.kv_dtype if decode and h.b_kv >= 2 else h.q_dtype
+
+
+def _windowed_pairs(s_q: int, s_kv: int, w: int) -> int:
+    """Σ over the S_q queries of min(keys it sees causally, W): query i sees S_kv − S_q + 1 + i."""
+    o = s_kv - s_q + 1
+    k = min(max(w - o, 0), s_q)  # queries that see fewer than W keys
+    return k * o + k * (k - 1) // 2 + (s_q - k) * w
+
+
+def _dense_estimate(ctx: OpContext, rec: _Recorded, lines: list[str],
+                    selected: int | None) -> OpEstimate:
+    h, dn = rec.heads, rec.dense
+    assert dn is not None
+    b, s_q, s_kv = dn.batch, dn.s_q, dn.s_kv
+    compat: float | None = None
+    if dn.masked or s_q > s_kv:
+        pairs_bh = s_q * s_kv
+        why = ("an attention mask is recorded (its values are not), so every query–key pair is "
+               "counted" if dn.masked else
+               f"S_q {s_q} > S_kv {s_kv} is not a decoder self-attention: full rectangle")
+        causal = False
+    else:
+        pairs_bh = s_q * s_kv - s_q * (s_q - 1) // 2
+        compat = s_q * s_kv - s_q * s_q / 2
+        why = (f"causal assumed (is_causal is not recorded; a decoder self-attention with S_q = "
+               f"S_kv = {s_q}): S·(S+1)/2 = {pairs_bh} pairs per batch element and head"
+               if s_q == s_kv else
+               f"causal assumed, aligned to the last of {s_kv} keys (is_causal is not recorded): "
+               f"S_q·S_kv − S_q·(S_q−1)/2 = {pairs_bh} pairs per batch element and head")
+        causal = True
+    lines.append(why)
+    bytes_, flops = _bytes_flops(h, b * s_q, b * s_kv, b * pairs_bh)
+    line = (f"flops = 2·B·H_Q·(d_qk+d_v)·pairs = 2·{b}·{h.h_q}·{h.d_qk + h.d_v}·{pairs_bh} = "
+            f"{flops:.6g}")
+    if compat is not None and causal:
+        line += (f" (diagonal included; TraceLens's compat form S_q·S_kv − S_q²/2 gives "
+                 f"{2.0 * b * h.h_q * (h.d_qk + h.d_v) * compat:.6g})")
+    lines.append(line)
+    lines.append(f"bytes = Q + K + V + O once each = {bytes_:.6g} (tiles re-read from L2, not HBM)")
+    label = "qkvo" if s_q > 1 else "kv-stream"
+    cands: list[Candidate] = []
+    if selected is not None:
+        pairs_s = (_windowed_pairs(s_q, s_kv, selected) if causal
+                   else s_q * min(s_kv, selected))
+        sb, sf = _bytes_flops(h, b * s_q, b * min(s_kv, s_q * selected), b * pairs_s)
+        lines.append(f"sparse attention: each query reads at most {selected} selected tokens "
+                     f"(config): bytes {sb:.6g}, flops {sf:.6g}")
+        cands.append(Candidate(label, sb, sf, note=f"sparse: {selected} selected tokens"))
+    else:
+        full, w = _window(ctx, lines)
+        if full:
+            cands.append(Candidate(label, bytes_, flops))
+        if w is not None:
+            wb, wf = _bytes_flops(h, b * s_q, b * min(s_kv, s_q + w - 1),
+                                  b * _windowed_pairs(s_q, s_kv, w))
+            lines.append(f"window {w}: each query sees min(its causal keys, {w}); K/V rows read "
+                         f"min(S_kv, S_q + W − 1) per batch element: bytes {wb:.6g}, "
+                         f"flops {wf:.6g}")
+            cands.append(Candidate(f"{label} (window {w})", wb, wf, note=f"sliding window {w}"))
+    return OpEstimate(
+        model="dense attention from the recorded shapes: flops=2·B·H_Q·(d_qk+d_v)·pairs, "
+              "bytes=Q+K+V+O",
+        candidates=tuple(cands),
+        compute_dtype=_compute_dtype(h, s_q == 1),
+        per="logical_op",
+        assumptions=tuple(lines),
+        prior="attn_prefill" if s_q > 1 else None,
+    )
+
+
+def _mla_heads(ctx: OpContext, rec: _Recorded | None, lines: list[str]) -> _Heads | None:
+    """Absorbed-MLA decode heads when the config says MLA (else None)."""
+    model = ctx.model
+    if ctx.regime != "decode" or model is None or model.attention_kind != "mla" \
+            or model.mla is None:
+        return None
+    lora, rope = model.mla.kv_lora_rank, model.mla.qk_rope_head_dim
+    if rec is not None:
+        h_q, q_dt, kv_dt, o_dt = (rec.heads.h_q, rec.heads.q_dtype, rec.heads.kv_dtype,
+                                  rec.heads.q_dtype)
+    else:
+        h_q, _, _ = _config_heads(ctx, lines)
+        q_dt = o_dt = ctx.activation_dtype
+        kv_dt = ctx.kv_dtype
+    lines.append(f"MLA (config): absorbed decode, d_qk = kv_lora+rope = {lora + rope}, d_v = "
+                 f"kv_lora = {lora}; one latent of {lora + rope} elems/token read once (not as "
+                 f"K plus V), at {kv_dt}")
+    return _Heads(h_q=h_q, h_kv=1, d_qk=lora + rope, d_v=lora, kv_tok=lora + rope, q_dtype=q_dt,
+                  kv_dtype=kv_dt, b_q=ctx.nbytes(q_dt), b_o=ctx.nbytes(o_dt),
+                  b_kv=ctx.nbytes(kv_dt))
+
+
+def _aggregate_estimate(ctx: OpContext, rec: _Recorded | None, pc: _PerCall,
+                        lines: list[str], selected: int | None) -> OpEstimate:
+    h = _mla_heads(ctx, rec, lines)
+    if h is None:
+        if rec is not None:
+            h = rec.heads
+        else:
+            n_q, n_kv, hd = _config_heads(ctx, lines)
+            h = _heads(ctx, n_q, n_kv, hd, hd, ctx.activation_dtype, ctx.activation_dtype,
+                       ctx.kv_dtype)
+            lines.append(f"heads from config.json (no recorded instance): H_Q={n_q}, H_KV={n_kv}, "
+                         f"d={hd}; Q/O {ctx.activation_dtype}, K/V {ctx.kv_dtype}")
+    if rec is not None and rec.tokens is not None and rec.tokens != round(pc.sq):
+        lines.append(f"the recorded query has {rec.tokens} rows (a capture size or one launch) "
+                     f"against {pc.sq:g} query tokens per step in the aggregates; the aggregates "
+                     "are used")
+    decode = ctx.regime == "decode"
+    pairs = pc.sqk - (pc.sqq - pc.sq) / 2.0
+    if pc.sqq > pc.sq:
+        lines.append(f"causal pairs = sq·sk − (sq² − sq)/2 = {pairs:g} per call (the triangle of "
+                     f"each request's new tokens, diagonal included; TraceLens's compat form "
+                     f"sq·sk − sq²/2 = {pc.sqk - pc.sqq / 2.0:g} pairs gives "
+                     f"{2.0 * h.h_q * (h.d_qk + h.d_v) * (pc.sqk - pc.sqq / 2.0):.6g} FLOPs)")
+    else:
+        lines.append(f"pairs = sq·sk = {pairs:g} per call (one query per request: no causal "
+                     "triangle)")
+    if pc.requests:
+        lines.append(f"mean KV length per request = sk/requests = {pc.sk / pc.requests:g} tokens "
+                     "(from the aggregates, not isl + osl/2)")
+    bytes_, flops = _bytes_flops(h, pc.sq, pc.sk, pairs)
+    lines.append(
+        f"bytes = sq·H_Q·(d_qk·b_q + d_v·b_o) + sk·{h.kv_tok}·b_kv = {pc.sq:g}·{h.h_q}·"
+        f"({h.d_qk}·{h.b_q:g} + {h.d_v}·{h.b_o:g}) + {pc.sk:g}·{h.kv_tok}·{h.b_kv:g} = "
+        f"{bytes_:.6g}; flops = 2·H_Q·(d_qk+d_v)·pairs = {flops:.6g}")
+    label = "kv-stream" if decode else "qkvo"
+    rows = pc.requests if pc.requests is not None else pc.sq
+    cands: list[Candidate] = []
+    if selected is not None:
+        sk_s, pairs_s = min(pc.sk, pc.sq * selected), min(pairs, pc.sq * selected)
+        sb, sf = _bytes_flops(h, pc.sq, sk_s, pairs_s)
+        lines.append(f"sparse attention: each query reads at most {selected} selected tokens "
+                     f"(config): sk ≤ min(sk, sq·{selected}) = {sk_s:g}, an upper bound: bytes "
+                     f"{sb:.6g}, flops {sf:.6g}")
+        cands.append(Candidate(label, sb, sf, note=f"sparse: {selected} selected tokens"))
+    else:
+        full, w = _window(ctx, lines)
+        if full:
+            cands.append(Candidate(label, bytes_, flops))
+        if w is not None:
+            sk_w = min(pc.sk, pc.sq + rows * (w - 1))
+            pairs_w = min(pairs, pc.sq * w)
+            wb, wf = _bytes_flops(h, pc.sq, sk_w, pairs_w)
+            who = "requests" if pc.requests is not None else "sq (requests not recorded)"
+            lines.append(f"window {w}: sk ≤ min(sk, sq + {who}·(W−1)) = {sk_w:g}, pairs ≤ "
+                         f"min(pairs, sq·W) = {pairs_w:g} per call, upper bounds from the "
+                         f"aggregates: bytes {wb:.6g}, flops {wf:.6g}")
+            cands.append(Candidate(f"{label} (window {w})", wb, wf,
+                                   note=f"sliding window {w}, upper bound"))
+    if not decode:
+        lines.append("regime group only: in a mixed step a unified kernel's generation-group "
+                     "work is not in the prefill aggregates (under-counts that part)")
+    kind = "paged decode" if decode else "varlen causal prefill"
+    return OpEstimate(
+        model=f"{kind} from the step aggregates: bytes=sq·H_Q·(d_qk+d_v)+sk·KV/token, "
+              "flops=2·H_Q·(d_qk+d_v)·(sq·sk − (sq²−sq)/2)",
+        candidates=tuple(cands),
+        compute_dtype=_compute_dtype(h, decode),
+        per="logical_op",
+        assumptions=tuple(lines),
+        prior=None if decode else "attn_prefill",
+    )
+
+
+def _config_estimate(ctx: OpContext, rec: _Recorded | None, lines: list[str],
+                     selected: int | None) -> OpEstimate:
+    """The labelled last resort: config heads (or the recorded ones) and the workload."""
+    model = ctx.model
+    if model is None and rec is None:
+        raise OpModelUnavailable(
+            "attention: no recorded instance with its heads, no step aggregates with sk for the "
+            f"{ctx.regime} regime and no model config.json; any of the first two, or the "
+            "config with workload isl/osl, would settle it")
+    assumptions = lines
+    if rec is not None:
+        n_q, n_kv, hd = rec.heads.h_q, rec.heads.h_kv, rec.heads.d_qk
+        kv, a = rec.heads.b_kv, rec.heads.b_q
+        kv_dt, a_dt = rec.heads.kv_dtype, rec.heads.q_dtype
+    else:
+        n_q, n_kv, hd = _config_heads(ctx, assumptions)
+        kv, a = ctx.nbytes(ctx.kv_dtype), ctx.nbytes(ctx.activation_dtype)
+        kv_dt, a_dt = ctx.kv_dtype, ctx.activation_dtype
     wl = ctx.workload
     prior: str | None = None
+    cands: list[Candidate] = []
+    full, w = (True, None) if selected is not None else _window(ctx, assumptions)
     if ctx.regime == "decode":
         batch = ctx.require_tokens("paged decode attention")
         if wl.isl is None or wl.osl is None:
-            raise OpModelUnavailable("paged decode attention needs workload isl and osl for seq_len")
+            raise OpModelUnavailable(
+                "paged decode attention needs the KV length: step annotations with sk "
+                "(vLLM detailed step labels, SGLang step[...] or ATOM labels), or workload isl "
+                "and osl for the isl + osl/2 estimate")
         seq = wl.isl + wl.osl / 2.0
         assumptions.append(
-            f"seq_len = isl + osl/2 = {seq:g} (average context mid-run; a real source of error)"
+            f"seq_len = isl + osl/2 = {seq:g} (average context mid-run; a real source of error; "
+            "no step aggregates for this regime)"
         )
         if selected is not None:
             assumptions.append(
@@ -90,26 +611,37 @@ def estimate(ctx: OpContext) -> OpEstimate:
             )
             seq = min(seq, float(selected))
         assumptions.append(f"batch = {batch} ({ctx.tokens_source})")
-        if model.attention_kind == "mla" and model.mla is not None:
-            latent = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-            bytes_ = batch * seq * latent * kv
-            flops = 2.0 * batch * n_q * seq * (latent + model.mla.kv_lora_rank)
+        if model is not None and model.attention_kind == "mla" and model.mla is not None:
+            lora = model.mla.kv_lora_rank
+            latent = lora + model.mla.qk_rope_head_dim
+
+            def work(s: float) -> tuple[float, float]:
+                return batch * s * latent * kv, 2.0 * batch * n_q * s * (latent + lora)
             assumptions.append(
-                f"MLA: latent cache of {latent} elems/token at kv {ctx.kv_dtype} {kv:g} B, "
+                f"MLA: latent cache of {latent} elems/token at kv {kv_dt} {kv:g} B, "
                 "weights absorbed (QK over latent+rope, PV over latent)"
             )
             name = "MLA decode: batch·seq·(kv_lora+rope)·kv_bytes"
         else:
-            bytes_ = batch * seq * n_kv * hd * 2 * kv
-            flops = 2.0 * batch * n_q * seq * hd * 2
+            def work(s: float) -> tuple[float, float]:
+                return batch * s * n_kv * hd * 2 * kv, 2.0 * batch * n_q * s * hd * 2
             assumptions.append(
-                f"{n_kv} kv heads × head_dim {hd} × 2 (K,V) at kv {ctx.kv_dtype} {kv:g} B; "
+                f"{n_kv} kv heads × head_dim {hd} × 2 (K,V) at kv {kv_dt} {kv:g} B; "
                 f"{n_q} q heads; Q and output negligible"
+                + (" (heads from the recorded instance)" if rec is not None else "")
             )
             name = "paged decode: batch·seq·n_kv·hd·2·kv_bytes"
         if selected is not None:
             name = "sparse " + name.replace("seq", "selected")
-        compute_dt = ctx.kv_dtype if kv >= 2 else ctx.activation_dtype
+        if full:
+            cands.append(Candidate("kv-stream", *work(seq)))
+        if w is not None:
+            b_w, f_w = work(min(seq, float(w)))
+            assumptions.append(f"window {w}: seq_len capped at min(seq_len, {w}): bytes "
+                               f"{b_w:.6g}")
+            cands.append(Candidate(f"kv-stream (window {w})", b_w, f_w,
+                                   note=f"sliding window {w}"))
+        compute_dt = kv_dt if kv >= 2 else a_dt
     else:
         tokens = ctx.require_tokens("prefill attention")
         ctx_avg = tokens / 2.0
@@ -119,21 +651,48 @@ def estimate(ctx: OpContext) -> OpEstimate:
         assumptions += [
             f"prefill chunk of {tokens} tokens ({ctx.tokens_source}); causal: average context "
             f"{ctx_avg:g} keys per query"
-            + (f", sparse: {keys:g} selected keys per query (config)" if selected else ""),
+            + (f", sparse: {keys:g} selected keys per query (config)" if selected else "")
+            + ("; no step aggregates for this regime" if ctx.steps is None else ""),
             "bytes: Q and output once, K and V once (tiles re-read from L2, not HBM)",
         ]
         name = ("causal prefill: flops=4·n_q·hd·T·T/2, bytes=Q+O+K+V" if selected is None
                 else "sparse causal prefill: flops=4·n_q·hd·T·selected, bytes=Q+O+K+V")
-        compute_dt = ctx.activation_dtype
+        if full:
+            cands.append(Candidate("qkvo", bytes_, flops))
+        if w is not None:
+            f_w = 2.0 * 2.0 * n_q * hd * tokens * min(ctx_avg, float(w))
+            assumptions.append(f"window {w}: at most {w} keys per query: flops {f_w:.6g}")
+            cands.append(Candidate(f"qkvo (window {w})", bytes_, f_w,
+                                   note=f"sliding window {w}"))
+        compute_dt = a_dt
         prior = "attn_prefill"
     return OpEstimate(
         model=name,
-        candidates=(Candidate("kv-stream" if ctx.regime == "decode" else "qkvo", bytes_, flops),),
+        candidates=tuple(cands),
         compute_dtype=compute_dt,
         per="logical_op",
         assumptions=tuple(assumptions),
         prior=prior,
     )
+
+
+def estimate(ctx: OpContext) -> OpEstimate:
+    base = _base_name(ctx.name)
+    if _SPLIT_REDUCE.search(base):
+        raise OpModelUnavailable(
+            f"{base} is the split-KV reduce/combine step of an attention op: it reads the "
+            "partitions' partial outputs and softmax sums, whose partition count the trace does "
+            "not record; the op's KV traffic is modelled on its main kernel")
+    lines: list[str] = []
+    rec = _read_instance(ctx, lines)
+    selected = _selected_tokens(ctx)
+    if rec is not None and rec.dense is not None:
+        return _dense_estimate(ctx, rec, lines, selected)
+    pc = _per_call(ctx, lines)
+    if pc is not None:
+        _check_group(ctx, base)
+        return _aggregate_estimate(ctx, rec, pc, lines, selected)
+    return _config_estimate(ctx, rec, lines, selected)
 
 
 def _fp8_kv(lc: LeverContext) -> list[str]:
@@ -147,4 +706,4 @@ def levers(lc: LeverContext) -> list[str]:
     return fuse_adjacent(lc, ADJACENT_OPS) + _fp8_kv(lc)
 
 
-MODEL = FunctionModel("attn", PRIORS, estimate, levers)
+MODEL = FunctionModel("attn", PRIORS, estimate, levers, instance_tensors=1)

@@ -15,7 +15,7 @@ from math import prod
 from typing import Any, Literal, Protocol
 
 from roofline_tui.core.artifact import Alternative
-from roofline_tui.core.inputs import StepAggregates, Workload
+from roofline_tui.core.inputs import StepAggregates, TopN, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.topn_ext import Instance
 
@@ -89,6 +89,10 @@ class OpContext:
     # The step annotations' sums for this regime (Σ query tokens, Σ KV length, Σ query²,
     # Σ query·KV over ``steps.steps`` steps), when the trace recorded them.
     steps: StepAggregates | None = None
+    # The whole Top-N the entry came from (the entry itself included, matched by ``name``), for
+    # a model that decides from the other entries: MoE reads which sibling kernel runs which
+    # stage of the layer. None: the entry is modelled alone.
+    topn: TopN | None = None
 
     def nbytes(self, dtype: str) -> float:
         return self.dtype_bytes.get(dtype, 2.0)

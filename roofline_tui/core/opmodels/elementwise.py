@@ -14,11 +14,30 @@ used only when no shapes were recorded.
 
 A host↔device copy crosses the host link (PCIe, NVLink-C2C), not HBM: its bytes are the copy size
 once, judged against the host-link peak (``roof = host_link``).
+
+With a recorded instance (``OpContext.instance``, opted in by ``instance_tensors=1``) the bytes
+come from the operand roles of the launching op (``core.operands``) instead of positions, each
+tensor at its own size and recorded dtype:
+
+* ``input``, ``weight``, ``bias``, ``scale``, ``index``: read once (a broadcast operand at its
+  own, smaller size); a table or cos/sin cache that an index addresses (embedding,
+  index_select, gather, rotary) only at the rows it addresses;
+* ``output``: written once; ``inplace``: read once and written once; an output the op
+  allocates (not an argument) is sized by ``output_dims`` and written once;
+* ``cache`` (a KV pool): when the op writes it (``writes_cache``) only the slots written, i.e.
+  the key/value being stored, at the cache's dtype, never the whole pool; a cache the op reads
+  is not an elementwise stream and is left out.
+
+An op the role table does not know (an Inductor Triton kernel, say) falls back to the positional
+rule above on the instance's shapes, and a kernel launched by a matmul op (a workspace memset) is
+not modelled from the matmul's operands.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -31,6 +50,9 @@ from roofline_tui.core.opmodels.base import (
     biggest_neighbours,
     numel,
 )
+from roofline_tui.core.opmodels.gemm import instance_roles, recorded_dtype
+from roofline_tui.core.operands import OpRoles, output_dims
+from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {
     "elementwise": Prior("elementwise", 0.875, "elementwise / norm / quant: pure streaming, "
@@ -164,13 +186,217 @@ def _without_shapes(ctx: OpContext, sub: str) -> tuple[float, float, list[str]]:
     return streams * (in_elems * a_in + out_elems * a_out), _flops(sub, in_elems), notes
 
 
+# ------------------------------------------------------------------------ from operand roles
+
+# ops whose launches are matmuls: an elementwise kernel under one (a workspace memset, a
+# split-K fix-up) moves bytes the matmul's operands do not describe
+_MATMUL_OPS = frozenset({
+    "aten::mm", "aten::bmm", "aten::matmul", "aten::addmm", "aten::addmm_", "aten::baddbmm",
+    "aten::linear", "aten::_scaled_mm", "aten::_int_mm", "aten::_addmm_activation",
+    "aten::_grouped_mm",
+})
+_BOOL_OUT = re.compile(r"^aten::(eq|ne|lt|le|gt|ge|isnan|logical_\w+|all|any)$")
+_INT64_OUT = re.compile(r"^aten::(argmax|argmin|argsort)$")
+_ROTARY = re.compile(r"rotary|rope", re.I)
+_ATTENTION = re.compile(r"attention|attn", re.I)
+
+
+@dataclass
+class _Tensor:
+    pos: int
+    parts: list[list[int]]       # one dims list; several for a TensorList
+    raw: str | None
+    role: str
+
+    @property
+    def elems(self) -> int:
+        return sum(numel(p) if p else 1 for p in self.parts)  # a 0-d tensor: one element
+
+    @property
+    def dtype(self) -> str | None:
+        return recorded_dtype(self.raw)
+
+    @property
+    def dims(self) -> list[int] | list[list[int]]:
+        return self.parts[0] if len(self.parts) == 1 else self.parts
+
+
+def _tensors(inst: Instance, roles: list[str]) -> list[_Tensor]:
+    out: list[_Tensor] = []
+    for i, (a, role) in enumerate(zip(inst.args, roles, strict=True)):
+        d = a.dims
+        if role in ("scalar", "other") or not isinstance(d, list):
+            continue
+        if d and all(isinstance(x, list) for x in d):
+            out.append(_Tensor(i, [list(p) for p in d if isinstance(p, list)], a.type, role))
+        elif all(isinstance(x, int) for x in d) and (
+                d or a.type not in (None, "", "Scalar", "ScalarList")):
+            out.append(_Tensor(i, [[int(x) for x in d if isinstance(x, int)]], a.type, role))
+    return out
+
+
+def _gathered_elems(op: str, kind: str | None, t: _Tensor, index: _Tensor | None) -> int | None:
+    """Elements actually read of a table that an index addresses, or None when ``t`` is read
+    whole: an embedding table, index_select's source and a rotary cos/sin cache at the indexed
+    rows, gather's source at one element per index element."""
+    if index is None or len(t.parts) != 1 or not t.parts[0]:
+        return None
+    rows = index.elems
+    row = numel(t.parts[0][1:]) if len(t.parts[0]) > 1 else 1
+    if kind == "embedding" and t.role == "weight":
+        return rows * row
+    if kind == "index_select" and t.pos == 0:
+        return rows * row
+    if op == "aten::gather" and t.pos == 0:
+        return rows
+    if t.role == "weight" and _ROTARY.search(op):
+        return rows * row
+    return None
+
+
+def _allocated_dtype(ctx: OpContext, table: OpRoles, reads: list[_Tensor]) -> tuple[str, str]:
+    """(dtype, why) of an output the op allocates."""
+    if _BOOL_OUT.match(table.op):
+        return "bool", "a comparison writes bool"
+    if _INT64_OUT.match(table.op):
+        return "int64", "an arg-reduction writes int64 indices"
+    kind = table.writes_output or ""
+    if kind.startswith("like:"):
+        i = int(kind[5:])
+        src = next((t for t in reads if t.pos == i), None)
+        if src is not None and src.dtype:
+            why = f"arg {i}'s dtype"
+            if table.op in ("aten::_to_copy", "aten::to"):
+                why += " (the target dtype is a scalar the trace does not record)"
+            return src.dtype, why
+    typed = [t for t in reads if t.dtype and t.role in ("input", "weight", "inplace")
+             and any(t.parts)]
+    if typed:
+        big = max(typed, key=lambda t: t.elems)
+        why = f"the dtype of its largest operand (arg {big.pos})"
+        return big.dtype or ctx.activation_dtype, why
+    return ctx.activation_dtype, "no operand dtype recorded (a TensorList): the activation dtype"
+
+
+def _from_roles(ctx: OpContext, sub: str, inst: Instance
+                ) -> tuple[float, float, list[str]] | str:
+    """(bytes, flops, assumptions) from the instance's operand roles, or the reason the roles
+    cannot be used (the positional rule then runs on the instance's shapes)."""
+    table, roles = instance_roles(inst)
+    if not table.source.startswith("table:"):
+        return f"{inst.op}: {table.source}"
+    if table.op in _MATMUL_OPS or table.writes_output in ("gemm", "linear"):
+        raise OpModelUnavailable(
+            f"this {sub} kernel is launched by {table.op}, a matmul: it is an auxiliary launch "
+            "(a workspace memset or a split-K fix-up) whose bytes the matmul's operands do not "
+            "give")
+    if table.writes_output == "attention" or _ATTENTION.search(table.op):
+        raise OpModelUnavailable(
+            f"this {sub} kernel is launched by {table.op}, an attention op: its bytes are not "
+            "the attention's operands (query, key, value, output)")
+    tensors = _tensors(inst, roles)
+    if not tensors:
+        return f"{inst.op}: no tensor argument recorded"
+    notes = [f"operands by role ({table.source})"]
+
+    def nb(t: _Tensor) -> float:
+        return ctx.nbytes(t.dtype or ctx.activation_dtype)
+
+    def shown(t: _Tensor) -> str:
+        return f"arg {t.pos} {t.dims} {t.dtype or (t.raw or '?') + '→' + ctx.activation_dtype}"
+
+    if sub == "host_copy":
+        src = [t for t in tensors if t.role == "input"] or tensors
+        size = sum(t.elems * nb(t) for t in src)
+        notes.append("host↔device copy of " + ", ".join(shown(t) for t in src)
+                     + f": {size:g} B cross the host link once")
+        return size, 0.0, notes
+
+    index = next((t for t in tensors if t.role == "index"), None)
+    read = written = 0.0
+    reads: list[str] = []
+    writes: list[str] = []
+    largest = 0
+    for t in tensors:
+        size = t.elems * nb(t)
+        if t.role in ("input", "weight", "bias", "scale", "index"):
+            part = _gathered_elems(table.op, table.writes_output, t, index)
+            if part is not None and part < t.elems:
+                read += part * nb(t)
+                reads.append(f"{t.role} {shown(t)} at the {part} element(s) the index "
+                             f"(arg {index.pos if index else '?'}) addresses")
+            else:
+                read += size
+                reads.append(f"{t.role} {shown(t)}")
+            if t.role in ("input", "weight") and part is None:
+                largest = max(largest, t.elems)
+        elif t.role == "output":
+            written += size
+            writes.append(f"output {shown(t)}")
+            largest = max(largest, t.elems)
+        elif t.role == "inplace":
+            read += size
+            written += size
+            reads.append(f"in-place {shown(t)}")
+            writes.append(f"in-place {shown(t)}")
+            largest = max(largest, t.elems)
+        elif t.role == "workspace":
+            written += size
+            writes.append(f"workspace {shown(t)}")
+    caches = [t for t in tensors if t.role == "cache"]
+    if caches and table.writes_cache:
+        sources = [t for t in tensors if t.role == "input"]
+        pairs: list[tuple[_Tensor, list[_Tensor]]]
+        if len(caches) == 1:
+            pairs = [(caches[0], sources)]
+        else:
+            tail = sources[-len(caches):] if len(sources) >= len(caches) else sources
+            pairs = [(c, [s]) for c, s in zip(caches, tail)]
+        for c, srcs in pairs:
+            elems = sum(s.elems for s in srcs)
+            written += elems * nb(c)
+            writes.append(f"cache arg {c.pos} {c.dims} only at the {elems} element(s) of "
+                          + " + ".join(f"arg {s.pos} {s.dims}" for s in srcs)
+                          + f" stored into it ({c.dtype or ctx.activation_dtype}), not the pool")
+    elif caches:
+        notes.append("KV-cache argument(s) " + ", ".join(f"arg {c.pos} {c.dims}" for c in caches)
+                     + " are read at rows the trace does not record: not counted")
+    kind = table.writes_output
+    if kind is not None:
+        dims = output_dims(table, [a.dims for a in inst.args])
+        if dims is None:
+            notes.append(f"the output {table.op} allocates ({kind}) has a size the trace does "
+                         "not record (k, or the reduced dims): not counted, so the bytes are a "
+                         "lower bound")
+        else:
+            dt, why = _allocated_dtype(ctx, table, tensors)
+            elems = numel(dims) if dims else 1
+            written += elems * ctx.nbytes(dt)
+            largest = max(largest, elems)
+            writes.append(f"allocated output {dims} ({kind}) at {dt}, {why}")
+    if not writes:
+        notes.append("no argument is written and nothing is allocated (the op writes state "
+                     "that is not an argument): only the reads are counted")
+    if reads:
+        notes.append("read once: " + "; ".join(reads))
+    if writes:
+        notes.append("written once: " + "; ".join(writes))
+    notes.append(f"bytes = {read:g} read + {written:g} written")
+    return read + written, _flops(sub, float(largest)), notes
+
+
 def estimate(ctx: OpContext) -> OpEstimate:
     sub = ctx.op_subclass or "elementwise"
-    if sub == "host_copy" and not ctx.shapes:
+    by_roles = _from_roles(ctx, sub, ctx.instance) if ctx.instance is not None else None
+    if sub == "host_copy" and not ctx.shapes and not isinstance(by_roles, tuple):
         raise OpModelUnavailable("host↔device copy without a recorded size: its bytes are "
                                  "unknown")
-    if ctx.shapes:
+    if isinstance(by_roles, tuple):
+        bytes_, flops, assumptions = by_roles
+    elif ctx.shapes:
         bytes_, flops, assumptions = _with_shapes(ctx, sub)
+        if by_roles:
+            assumptions.insert(0, f"{by_roles}; the instance's shapes read positionally")
     else:
         bytes_, flops, assumptions = _without_shapes(ctx, sub)
     if sub == "host_copy":
@@ -197,4 +423,5 @@ def levers(lc: LeverContext) -> list[str]:
     return ["fuse this kernel into its producer or consumer: its bytes disappear"]
 
 
-MODEL = FunctionModel("elementwise", PRIORS, estimate, levers)
+# each recorded instance with at least one input/weight tensor is folded with its own time
+MODEL = FunctionModel("elementwise", PRIORS, estimate, levers, instance_tensors=1)

@@ -1,9 +1,31 @@
-"""Dense GEMM ``[M,K]×[K,N]`` (spec §4): flops = 2MNK, bytes = A + B + C."""
+"""Dense GEMM ``[M,K]×[K,N]`` (spec §4): flops = 2MNK, bytes = A + B + C.
+
+Two ways in. With a recorded instance (``OpContext.instance``) the operands are taken by role
+(``core.operands``): A is the ``input`` tensor, B the ``weight`` (for an op the table calls
+``input input``, or a positional op, A is the first input and B the second), C the ``output``
+argument or, when the op allocates it, the output ``output_dims`` sizes. A bias is read once
+at its own size, every scale tensor at its own size and dtype, and each operand at its own
+dtype: the compute dtype follows the pair (fp8×fp8 → fp8, int8×int8 → int8, fp4×fp4 → fp4,
+bf16 × fp4 weight → bf16 with fp4 weight bytes). Without an instance (an upstream Top-N), the
+shape sets are read positionally as before (:func:`gemm_dims`).
+
+Packed fp4. A ``Float4_e2m1fn_x2`` operand, or a ``uint8``/``int8`` one that is fp4 by some
+other evidence, holds two values per recorded element, so its recorded K axis is K/2. An 8-bit
+operand is taken as packed fp4 when its K axis is exactly half the other operand's (a bf16 ×
+mxfp4 weight), or, for two 8-bit operands, when the op or kernel name or the model's dense
+weight dtype says fp4 (otherwise two 8-bit operands are an int8 GEMM). Block scales: MX
+formats carry one e8m0 per 32 values, NVFP4 one fp8 per 16 plus a tensor scale; when the
+instance records no scale tensor for a packed operand those implied bytes are added.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import cast
 
+from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.opmodels.base import (
     Candidate,
     FunctionModel,
@@ -16,6 +38,8 @@ from roofline_tui.core.opmodels.base import (
     lower_precision_weights,
     numel,
 )
+from roofline_tui.core.operands import OpRoles, output_dims, roles_of
+from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {
     "gemm": Prior("gemm", 0.90, "dense GEMM: regular, dense compute (spec §7 prior)"),
@@ -51,6 +75,16 @@ def gemm_dims(shape_set: list[list[int]]) -> tuple[int, int, int, bool] | None:
 
 
 def estimate(ctx: OpContext) -> OpEstimate:
+    if ctx.instance is None:
+        return _positional(ctx)
+    est = _from_roles(ctx, ctx.instance)
+    if isinstance(est, OpEstimate):
+        return est
+    return _positional(ctx, f"{est}; the instance's input/weight shapes read positionally")
+
+
+def _positional(ctx: OpContext, why: str | None = None) -> OpEstimate:
+    """The upstream path: shapes and dtypes by position (no roles recorded)."""
     if not ctx.shapes:
         raise OpModelUnavailable(
             "GEMM launch has no recorded shapes (graph-replayed), and a dense GEMM cannot be tied "
@@ -65,7 +99,7 @@ def estimate(ctx: OpContext) -> OpEstimate:
         raise OpModelUnavailable(
             f"no operand pair with a shared K in the recorded shapes {ctx.shapes[:2]}"
         )
-    assumptions: list[str] = []
+    assumptions: list[str] = [why] if why else []
     # With several distinct shapes, take the one closest to this regime's token count.
     if ctx.tokens and len(found) > 1:
         tokens = ctx.tokens
@@ -98,6 +132,285 @@ def estimate(ctx: OpContext) -> OpEstimate:
         per="launch",
         assumptions=tuple(assumptions),
     )
+
+
+# ------------------------------------------------------------------------ from operand roles
+
+# spellings the profiler uses that ``canonical_dtype`` does not know
+_C_TYPES = {"unsigned char": "uint8", "signed char": "int8", "char": "int8"}
+_BYTE_TYPES = ("uint8", "int8")
+_FP4_NAME = re.compile(r"mxfp4|nvfp4|fp4|e2m1|float4|a16w4|w4a16|a4w4|a8w4|wfp4|afp4", re.I)
+_NV_NAME = re.compile(r"nvfp4|nv_?fp4|cutlass_scaled_fp4", re.I)
+MX_GROUP, NV_GROUP = 32, 16  # values per block scale: MX (e8m0), NVFP4 (fp8 e4m3)
+
+
+def recorded_dtype(raw: str | None) -> str | None:
+    """The canonical dtype of a recorded type (``unsigned char`` → ``uint8`` included)."""
+    if raw is None:
+        return None
+    return _C_TYPES.get(raw.strip().lower()) or canonical_dtype(raw)
+
+
+@dataclass
+class _Arg:
+    pos: int
+    dims: list[int]
+    raw: str | None
+    role: str
+
+    @property
+    def dtype(self) -> str | None:
+        return recorded_dtype(self.raw)
+
+    @property
+    def elems(self) -> int:
+        return numel(self.dims) if self.dims else 1  # a 0-d tensor holds one element
+
+    def shown(self) -> str:
+        return f"arg {self.pos} ({self.role}) {self.dims} {self.raw or '?'}"
+
+
+def instance_roles(inst: Instance) -> tuple[OpRoles, list[str]]:
+    """The table's answer for ``inst`` and the role of each argument: the recorded role where
+    the importer wrote one, else the table's."""
+    types = cast(Sequence[str], [a.type for a in inst.args])
+    dims = [a.dims for a in inst.args]
+    table = roles_of(inst.op or "", len(inst.args), types, dims=dims)
+    roles: list[str] = [a.role if a.role is not None else table.roles[i]
+                        for i, a in enumerate(inst.args)]
+    return table, roles
+
+
+def _plain_args(inst: Instance, roles: list[str]) -> list[_Arg]:
+    out: list[_Arg] = []
+    for i, (a, r) in enumerate(zip(inst.args, roles, strict=True)):
+        d = a.dims
+        if isinstance(d, list) and all(isinstance(x, int) for x in d) and r not in (
+                "scalar", "other") and (d or a.type not in (None, "", "Scalar", "ScalarList")):
+            out.append(_Arg(i, [int(x) for x in d], a.type, r))  # type: ignore[arg-type]
+    return out
+
+
+@dataclass
+class _Operand:
+    arg: _Arg
+    dtype: str          # canonical, ``fp4`` for a packed operand
+    packed: bool        # two values per recorded element
+    k_axis: int         # index into dims of the recorded K axis
+
+    @property
+    def logical_elems(self) -> int:
+        return self.arg.elems * (2 if self.packed else 1)
+
+
+def _fp4_hint(ctx: OpContext, inst: Instance) -> str | None:
+    """Why 8-bit operands should be read as packed fp4, or None."""
+    for what, text in (("op", inst.op), ("kernel", ctx.name), ("module", inst.module)):
+        if text and _FP4_NAME.search(text):
+            return f"the {what} name {text[:60]!r} says fp4"
+    dense = (ctx.model.dense_weight_dtype if ctx.model is not None
+             and ctx.model.dense_weight_dtype else ctx.weight_dtype)
+    if dense == "fp4":
+        return "the model's weight dtype is fp4 (config.json)"
+    return None
+
+
+def _k_axes(a: _Arg, b: _Arg, layout: str | None, half_first: bool
+            ) -> tuple[int, int, int, str] | None:
+    """(A's K axis, B's K axis, B's N axis, relation) where relation says how A's recorded K
+    compares with B's: ``equal``, ``b_half`` (B holds K/2) or ``a_half``; None when no axis
+    pairs up. B's layout is the op's (``gemm``: [..., K, N]; ``linear``: [N, K]); without one,
+    both orientations are tried. ``half_first``: try the packed relations first (8-bit B with
+    fp4 evidence), so a square weight is not misread as unpacked."""
+    if len(a.dims) < 1 or len(b.dims) < 2:
+        return None
+    ka = len(a.dims) - 1
+    kn, nk = (len(b.dims) - 2, len(b.dims) - 1), (len(b.dims) - 1, len(b.dims) - 2)
+    options = {"gemm": [kn], "linear": [nk]}.get(layout or "", [kn, nk])
+    relations = [("equal", 1.0), ("b_half", 2.0), ("a_half", 0.5)]
+    if half_first:
+        relations = relations[1:] + relations[:1]
+    for rel, ratio in relations:
+        for kb, nb in options:
+            if a.dims[ka] == b.dims[kb] * ratio:
+                return ka, kb, nb, rel
+    return None
+
+
+def _from_roles(ctx: OpContext, inst: Instance) -> OpEstimate | str:
+    """The estimate from the instance's operand roles; a reason string when the roles do not
+    give a matching A and B (the positional path then runs, saying so)."""
+    table, roles = instance_roles(inst)
+    args = _plain_args(inst, roles)
+    inputs = [x for x in args if x.role == "input"]
+    weights = [x for x in args if x.role == "weight"]
+    if inputs and weights:
+        a_arg, b_arg = inputs[0], weights[0]
+        extra = inputs[1:] + weights[1:]
+        how = "A = the input, B = the weight"
+    elif len(inputs) >= 2:
+        a_arg, b_arg = inputs[0], inputs[1]
+        extra = inputs[2:]
+        how = "no weight role: A = the first input, B = the second"
+    else:
+        return f"{inst.op}: the roles give no input/weight pair"
+    layout = table.writes_output if table.writes_output in ("gemm", "linear") else None
+    if layout is None and table.source.startswith("table:"):
+        layout = _out_variant_layout(table.op)
+    a_dt = a_arg.dtype or ctx.activation_dtype
+    b_dt = b_arg.dtype or ctx.weight_dtype
+    hint = _fp4_hint(ctx, inst)
+    # an 8-bit B beside a wider A, with fp4 evidence: try the packed reading first
+    half_first = b_dt in _BYTE_TYPES and a_dt not in _BYTE_TYPES and hint is not None
+    axes = _k_axes(a_arg, b_arg, layout, half_first=half_first)
+    if axes is None:
+        return (f"{inst.op}: A {a_arg.dims} and B {b_arg.dims} share no K axis "
+                f"(B layout {layout or 'unknown'})")
+    ka, kb, nb, rel = axes
+    notes: list[str] = [f"operands by role ({table.source}): {how}"]
+    if a_arg.dtype is None:
+        notes.append(f"A's type {a_arg.raw!r} not recognised; taken as the activation dtype "
+                     f"{a_dt}")
+    if b_arg.dtype is None:
+        notes.append(f"B's type {b_arg.raw!r} not recognised; taken as the weight dtype {b_dt}")
+    a_packed, b_packed = a_dt == "fp4", b_dt == "fp4"   # Float4_e2m1fn_x2: 2 per element
+    if rel == "b_half" and b_dt in _BYTE_TYPES:
+        b_packed, b_dt = True, "fp4"
+        notes.append(f"B is {b_arg.raw} with its K axis ({b_arg.dims[kb]}) half of A's "
+                     f"({a_arg.dims[ka]}): packed fp4, two values per byte")
+    elif rel == "a_half" and a_dt in _BYTE_TYPES:
+        a_packed, a_dt = True, "fp4"
+        notes.append(f"A is {a_arg.raw} with its K axis ({a_arg.dims[ka]}) half of B's "
+                     f"({b_arg.dims[kb]}): packed fp4, two values per byte")
+    elif rel == "equal" and a_dt in _BYTE_TYPES and b_dt in _BYTE_TYPES and hint:
+        a_packed = b_packed = True
+        a_dt = b_dt = "fp4"
+        notes.append(f"A and B are 8-bit and {hint}: both packed fp4, two values per byte, so "
+                     "the recorded K is half the true K")
+    consistent = {"equal": a_packed == b_packed, "b_half": b_packed and not a_packed,
+                  "a_half": a_packed and not b_packed}[rel]
+    if not consistent:
+        return (f"{inst.op}: A {a_arg.dims} {a_arg.raw} and B {b_arg.dims} {b_arg.raw} pair "
+                "up only if one of them is packed, and neither reads as packed fp4")
+    k = a_arg.dims[ka] * (2 if a_packed else 1)
+    n = b_arg.dims[nb]
+    a_op = _Operand(a_arg, a_dt, a_packed, ka)
+    b_op = _Operand(b_arg, b_dt, b_packed, kb)
+    if len(b_arg.dims) > 2:
+        m = a_arg.dims[-2] if len(a_arg.dims) >= 2 else 1
+        batch = max(numel(a_arg.dims[:-2]) if len(a_arg.dims) > 2 else 1, numel(b_arg.dims[:-2]))
+    else:
+        m, batch = (numel(a_arg.dims[:-1]) if len(a_arg.dims) > 1 else 1), 1
+    flops = 2.0 * batch * m * n * k
+    a_bytes = a_op.logical_elems * ctx.nbytes(a_dt)
+    b_bytes = b_op.logical_elems * ctx.nbytes(b_dt)
+    notes.append(f"A = {a_arg.shown()}, read once at {a_dt} {ctx.nbytes(a_dt):g} B"
+                 + (" (recorded K doubled)" if a_packed else ""))
+    notes.append(f"B = {b_arg.shown()}, stored "
+                 f"{'[K,N]' if kb < nb else '[N,K]'}, read once at {b_dt} {ctx.nbytes(b_dt):g} B"
+                 + (" (recorded K doubled)" if b_packed else ""))
+    c_bytes, c_note, out_dt = _output(ctx, inst, table, args, a_op, batch * m * n)
+    notes.append(c_note)
+    side_bytes = 0.0
+    extra_pos = {x.pos for x in extra}
+    for x in args:
+        if x.role in ("bias", "scale") or x.pos in extra_pos:
+            dt = x.dtype or ctx.activation_dtype
+            side_bytes += x.elems * ctx.nbytes(dt)
+            what = x.role if x.role in ("bias", "scale") else "further operand"
+            notes.append(f"{what} = {x.shown()}, read once at its own size ({dt} "
+                         f"{ctx.nbytes(dt):g} B)")
+        elif x.role == "inplace":
+            # addmm_'s self: read as the bias term, then overwritten with the result (C)
+            dt = x.dtype or out_dt
+            side_bytes += x.elems * ctx.nbytes(dt)
+            notes.append(f"in-place C = {x.shown()}, read once (its write is C)")
+    side_bytes += _implied_scales(ctx, inst, args, extra, a_op, b_op, notes)
+    compute = _compute_dtype(ctx, a_dt, b_dt, notes)
+    notes.append(f"M={m} N={n} K={k}" + (f" batch={batch}" if batch > 1 else "")
+                 + f"; flops = 2·{'batch·' if batch > 1 else ''}M·N·K; compute dtype {compute}")
+    bytes_ = a_bytes + b_bytes + c_bytes + side_bytes
+    return OpEstimate(
+        model="dense GEMM: flops=2MNK, bytes=A+B+C (+bias, scales), operands by role",
+        candidates=(Candidate("A+B+C", bytes_, flops),),
+        compute_dtype=compute,
+        per="launch",
+        assumptions=tuple(notes),
+    )
+
+
+def _out_variant_layout(op: str) -> str | None:
+    """B's layout for an ``out=`` overload (the table sizes no output there): aten's matmul
+    family stores B [..., K, N]; others are matched on K either way."""
+    if op.startswith("aten::") and "linear" not in op:
+        return "gemm"
+    if op == "aten::linear":
+        return "linear"
+    return None
+
+
+def _output(ctx: OpContext, inst: Instance, table: OpRoles, args: list[_Arg], a: _Operand,
+            mn: int) -> tuple[float, str, str]:
+    """(C bytes, the note, C's dtype): the ``output`` argument, else the allocated output."""
+    outs = [x for x in args if x.role in ("output", "inplace")]
+    if outs:
+        c = outs[0]
+        dt = c.dtype or ctx.activation_dtype
+        return (c.elems * ctx.nbytes(dt),
+                f"C = {c.shown()} written once at its own dtype ({dt} {ctx.nbytes(dt):g} B)", dt)
+    dims = output_dims(table, [x.dims for x in inst.args])
+    if dims is not None and numel(dims) == mn:
+        elems = numel(dims)
+        where = f"the output {table.op} allocates, {dims} ({table.writes_output})"
+    else:
+        elems, where = mn, f"the allocated output, batch·M·N = {mn} elements"
+    if table.op == "aten::_int_mm":
+        dt, why = "int32", "_int_mm returns int32"
+    elif ctx.nbytes(a.dtype) < 2:
+        dt = ctx.activation_dtype
+        why = (f"A is {a.dtype}: the out_dtype is a scalar the trace does not record; the "
+               "activation dtype is assumed")
+    else:
+        dt, why = a.dtype, "A's dtype: the op writes its input's dtype"
+    return (elems * ctx.nbytes(dt),
+            f"C = {where}, written once at {dt} {ctx.nbytes(dt):g} B; {why}", dt)
+
+
+def _implied_scales(ctx: OpContext, inst: Instance, args: list[_Arg], extra: list[_Arg],
+                    a: _Operand, b: _Operand, notes: list[str]) -> float:
+    """Block-scale bytes of packed fp4 operands whose scales the instance does not record."""
+    packed = [o for o in (a, b) if o.packed]
+    if not packed:
+        return 0.0
+    scales = [x for x in args if x.role == "scale"] + extra
+    if scales:
+        kind = "NVFP4" if any(x.dtype == "fp8" and "e8m0" not in (x.raw or "").lower()
+                              for x in scales) else "MX"
+        per = "fp8 per 16" if kind == "NVFP4" else "e8m0 per 32"
+        notes.append(f"block scales recorded ({kind}: one {per} values), counted at their own "
+                     "sizes")
+        return 0.0
+    nv = any(t and _NV_NAME.search(t) for t in (inst.op, ctx.name))
+    group = NV_GROUP if nv else MX_GROUP
+    total = 0.0
+    for o in packed:
+        total += o.logical_elems / group * 1.0 + (4.0 if nv else 0.0)
+    notes.append(f"no scale tensor recorded: {'NVFP4' if nv else 'MX'} block scales implied, one "
+                 f"{'fp8' if nv else 'e8m0'} byte per {group} fp4 values"
+                 + (" plus a 4 B fp32 tensor scale" if nv else "") + f" ({total:g} B)")
+    return total
+
+
+def _compute_dtype(ctx: OpContext, a_dt: str, b_dt: str, notes: list[str]) -> str:
+    """The MMA dtype for an A × B pair: equal dtypes run in it; a mixed pair runs at the wider
+    one (a weight-only quantised GEMM dequantises its weight into the activation's dtype)."""
+    a8 = "int8" if a_dt in _BYTE_TYPES else a_dt
+    b8 = "int8" if b_dt in _BYTE_TYPES else b_dt
+    if a8 == b8:
+        return a8
+    wide = a8 if ctx.nbytes(a8) >= ctx.nbytes(b8) else b8
+    notes.append(f"mixed {a_dt} × {b_dt}: the MMA runs at the wider {wide}")
+    return wide
 
 
 def levers(lc: LeverContext) -> list[str]:
