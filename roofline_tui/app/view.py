@@ -631,6 +631,11 @@ def summary(e: Entry, artifact: Artifact) -> RenderableType:
     t.add_row("target efficiency", _num_line(units.pct(e.target_eff, 0), e.target_eff_source or ""))
     t.add_row("attainable speedup", Text(units.ratio(e.attainable_speedup)) + (
         Text("  " + (caution(e) or ""), style="bold yellow") if caution(e) else Text("")))
+    if e.demonstrated is not None:
+        d = e.demonstrated
+        t.add_row("demonstrated", _num_line(
+            f"{units.ratio(d.demonstrated_speedup)} to this run's best",
+            printable(d.note)))
     t.add_row("expected e2e gain", Text(units.pct_points(e.expected_e2e_gain_pct, 2) + " of GPU time"))
     t.add_row("headroom", headroom_text(e, compact=False))
     t.add_row("confidence", safe(f"{e.confidence} (stage {e.stage or artifact.stage}, "

@@ -39,6 +39,7 @@ from roofline_tui.core.artifact import (
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.instance_cases import instance_cases
+from roofline_tui.core.evidence import annotate as annotate_evidence
 from roofline_tui.core.logical_ops import carrier, partners
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
@@ -1009,6 +1010,16 @@ def rank_entries(entries: list[Entry]) -> tuple[list[str], list[str]]:
     return [e.short_name for e in by_pct], [e.short_name for e in with_verdict + rest]
 
 
+def _datasheet_roof(e: Entry, peaks: Peaks) -> bool:
+    """Whether the roof ``e``'s verdict used is a data-sheet figure: the compute roof when the
+    peak table has no measured ceiling for its dtype (the memory roof is the HBM pin rate,
+    which the spec's 0.90 target already prices in)."""
+    if e.roof_axis != "compute":
+        return False
+    measured = getattr(peaks, "flops_measured", None) or {}
+    return (e.peak_flops_dtype or e.compute_dtype or "") not in measured
+
+
 def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
     options = options or AnalyzeOptions()
     peaks = inputs.peaks
@@ -1036,6 +1047,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         entries.append(entry)
         if reason is not None:
             degraded.append(Degraded(name=entry.short_name, reason=reason))
+    annotate_evidence(entries, datasheet_roof=lambda e: _datasheet_roof(e, peaks))
     by_pct, by_gain = rank_entries(entries)
     # the artifact's stage is the highest any head reached; each entry keeps its own
     stages: list[Stage] = [e.stage or "A" for e in entries]

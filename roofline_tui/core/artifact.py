@@ -184,6 +184,19 @@ class InstanceRow(Record):
     roof_axis: str | None = None
 
 
+class Demonstrated(Record):
+    """What this run's own best trustworthy kernel reaches on an entry's axis (evidence, not a
+    target): a lower bound on the device's reachable rate with this stack."""
+
+    axis: str
+    best_rate: Number
+    unit: str  # FLOP/s or B/s
+    by: str  # the entry (and instance) that reached it
+    demonstrated_speedup: Number  # best / this entry's rate, at least 1
+    roof_doubted: bool = False  # the roof's promise exceeds the demonstration by > 1.5×
+    note: str = ""
+
+
 class AxisRow(Record):
     """Stage B: the captured cases on one roof axis, folded (weighted by calls × latency)."""
 
@@ -258,6 +271,8 @@ class Entry(Record):
         description="the kernels this entry's launching op launched together, judged as one")
     part_of: str | None = when_set(
         description="the entry whose logical op this kernel is part of (judged there)")
+    demonstrated: Demonstrated | None = when_set(
+        description="the run's own best rate on this entry's axis, and best / this")
     # -- measured refinement (stage C)
     measurement_basis: MeasurementBasis = when_set("model")
     bytes_model: Number | None = when_set(description="modelled bytes replaced by a measurement")

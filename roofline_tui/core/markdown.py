@@ -214,6 +214,9 @@ def artifact_to_markdown(a: Artifact) -> str:
             split = ", ".join(f"`{md_cell(k.short_name, limit=60)}` {units.millis(k.t_ms)} "
                               f"({units.pct(k.share, 0)})" for k in e.logical_op.kernels)
             out.append(f"- logical op ({md_cell(e.logical_op.linked_by)}): {split}")
+        if e.demonstrated is not None:
+            out.append(f"- demonstrated: {units.ratio(e.demonstrated.demonstrated_speedup)} "
+                       f"to this run's best — {md_cell(e.demonstrated.note)}")
         if e.part_of:
             out.append(f"- part of the logical op of `{md_cell(e.part_of, limit=80)}`: judged "
                        "there")
