@@ -85,11 +85,11 @@ def annotate(entries: list[Entry],
         speedup = max(1.0, found.rate / this)
         what = (f"the best {e.op_class} at {e.compute_dtype} of this run" if side == "compute"
                 else "the best memory-axis kernel of this run")
-        rate = f"{units.rate(found.rate, unit.removesuffix('/s'))}/s"
+        shown = f"{units.rate(found.rate, unit.removesuffix('/s'))}/s"
         if found.by == e.short_name:
-            note = f"this kernel is {what.removeprefix('the ')}: {rate}"
+            note = f"this kernel is {what.removeprefix('the ')}: {shown}"
         else:
-            note = f"{what} reaches {rate} ({found.by})"
+            note = f"{what} reaches {shown} ({found.by})"
         doubted = False
         if (e.attainable_speedup and e.attainable_speedup > GAP * speedup
                 and datasheet_roof(e)):
