@@ -1,6 +1,7 @@
 """GPU end-to-end check (CUDA machine with PyTorch; written for an H200).
 
     python bench/gpu_check.py [--out DIR] [--device H200] [--gfx sm_90]
+                              [--skip-calibrate | --calibrate-only] [--device-index I]
 
 1. profiles three ops with torch.profiler (record_shapes=True): a large bf16 GEMM, a large
    device-to-device copy and a tiny elementwise op;
@@ -8,15 +9,20 @@
 3. writes ``env_report.json`` (gfx sm_90, product H200) beside the round;
 4. runs ``roofline analyze ROUND_DIR --device H200 --json`` and prints each head's verdict;
 5. checks the expected verdicts: the GEMM compute-bound at a plausible fraction of peak, the
-   copy memory-bound near the bandwidth roof, the tiny op dispatch-bound (latency, no verdict).
+   copy memory-bound near the bandwidth roof, the tiny op dispatch-bound (latency, no verdict);
+6. runs the real ``roofline calibrate --quick`` on the same GPU, loads the section it wrote with
+   the engine's peak-table loader, prints each measured ceiling beside the Maximum Achievable
+   Matmul FLOPS (MAMF) table's figure for the device as a ratio (and the copy's stream rate
+   beside the data sheet's pin rate), and runs ``roofline analyze --peaks`` on the round with it.
 
-Exit status 0 when all three expectations hold, 1 otherwise (2 when no CUDA device).
+Exit status 0 when every expectation holds, 1 otherwise (2 when no CUDA device).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -82,6 +88,107 @@ def _role(entry: dict) -> str | None:
     return None
 
 
+# The MAMF table (stas00/ml-engineering, compute/accelerator/README.md): the best mean TFLOP/s
+# of a torch matmul over a brute-force shape search, per accelerator, bf16 and fp8 (e4m3).
+MAMF_TFLOPS: dict[str, dict[str, float]] = {
+    "MI300X": {"bf16": 668.4},
+    "MI325X": {"bf16": 784.9},
+    "MI355X": {"bf16": 1565.0},
+    "A100 SXM": {"bf16": 271.2},
+    "H100 SXM": {"bf16": 794.5, "fp8": 1402.6},
+    "H200": {"bf16": 794.5, "fp8": 1453.4},
+    "GH200": {"bf16": 828.6, "fp8": 1535.0},      # the 144 GB HBM3e, 900 W part
+    "B200": {"bf16": 1745.0, "fp8": 3432.5},
+    "GB200": {"bf16": 1822.0, "fp8": 3615.6},
+}
+
+
+def mamf_row(device_name: str) -> str | None:
+    """The MAMF table row for a device as ``torch.cuda.get_device_name`` prints it, or None
+    (PCIe and NVL boards are other parts, with other figures)."""
+    name = re.sub(r"[^a-z0-9]+", " ", device_name.lower())
+    words = set(name.split())
+    squashed = name.replace(" ", "")
+    if "pcie" in words or "nvl" in words:
+        return None
+    if "gh200" in squashed:  # the MAMF row is the 144 GB HBM3e part, not the 96 GB HBM3 one
+        return "GH200" if ("hbm3e" in squashed or "144g" in squashed) else None
+    for key in ("GB200", "B200", "H200", "MI355X", "MI325X", "MI300X"):
+        if key.lower() in squashed:
+            return key
+    if "h100" in squashed:
+        return "H100 SXM"
+    if "a100" in squashed and ("sxm" in squashed or "pg509" in squashed):
+        return "A100 SXM"
+    return None
+
+
+def calibrate_step(work: Path, round_dir: Path | None, args: argparse.Namespace) -> bool:
+    """Run the real quick calibration, load what it wrote, compare it with the MAMF table."""
+    sys.path.insert(0, str(REPO))
+    from roofline_tui.core.peaks import load_peak_table, resolve_peaks
+
+    out = work / "peaks.measured.md"
+    if out.exists():
+        out.unlink()
+    py = sys.executable
+    cal = run([py, "-m", "roofline_tui", "calibrate", "--quick", "--out", str(out),
+               "--device-index", str(args.device_index)])
+    checks: list[tuple[str, bool]] = [("calibrate --quick exit 0", cal.returncode == 0)]
+    sections, problems = load_peak_table(out) if out.exists() else ([], ["not written"])
+    checks.append(("the section loads (one section, no loader problems)",
+                   len(sections) == 1 and not problems))
+    for p in problems:
+        print(f"  loader: {p}")
+    if sections:
+        sec = sections[0]
+        peaks = resolve_peaks(sections, gfx=sec.gfx)
+        row = mamf_row(sec.product or "")
+        print(f"calibrated {sec.product} ({sec.gfx}); MAMF row: {row or 'none for this device'}")
+        measured = {d: m.flops for d, m in sec.measured_flops.items()}
+        for dtype in ("bf16", "fp16", "fp8"):
+            if dtype not in measured:
+                print(f"  {dtype:<5} not measured ({sec.unmeasured or 'no reason given'})")
+                continue
+            tf = measured[dtype] / 1e12
+            ref = MAMF_TFLOPS.get(row or "", {}).get(dtype)
+            shape = sec.measured_flops[dtype].shape
+            vs = f"MAMF {ref:.1f} -> ratio {tf / ref:.3f}" if ref else "no MAMF figure"
+            print(f"  {dtype:<5} measured {tf:8.1f} TFLOP/s at {shape:<18} {vs}")
+        bf16_ref = MAMF_TFLOPS.get(row or "", {}).get("bf16")
+        if bf16_ref and "bf16" in measured:
+            ratio = measured["bf16"] / 1e12 / bf16_ref
+            checks.append((f"bf16 within 0.6..1.15 of the MAMF figure (ratio {ratio:.3f}; a "
+                           "10 s sweep may stop short of the best shape)", 0.6 <= ratio <= 1.15))
+        stream = None
+        text = out.read_text()
+        m = re.search(r"^measured_hbm_bw_bytes_s:\s*(\S+)", text, re.M)
+        if m:
+            stream = float(m.group(1))
+            pin = sec.hbm_bw_bytes_s
+            print(f"  HBM   stream {stream / 1e12:.3f} TB/s; memory roof in the section "
+                  f"{pin / 1e12:.3f} TB/s -> {stream / pin:.3f}")
+            checks.append(("copy stream within 0.5..1.0 of the memory roof",
+                           0.5 <= stream / pin <= 1.0 + 1e-9))
+        print(f"  compute check: {peaks.compute_check}")
+        if round_dir is not None and (round_dir / "profile_topN.json").exists():
+            ana = run([py, "-m", "roofline_tui", "analyze", str(round_dir), "--peaks", str(out),
+                       "--head-threshold", "0", "--json"])
+            ok = ana.returncode == 0
+            if ok:
+                art = json.loads(ana.stdout[ana.stdout.index("{"):])
+                basis = (art.get("peaks") or {}).get("flops_basis") or {}
+                print(f"  analyze --peaks: peaks {json.dumps(art.get('peaks'))[:300]}")
+                ok = not basis or basis.get("bf16") == "measured"
+            checks.append(("roofline analyze --peaks FILE loads it (bf16 roof measured)", ok))
+    ok = True
+    for label, passed in checks:
+        ok &= passed
+        print(f"{'PASS' if passed else 'FAIL'}: {label}")
+    print(f"measured peaks: {out}")
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="work directory (default: temp)")
@@ -89,11 +196,19 @@ def main() -> int:
     ap.add_argument("--gfx", default="sm_90", help="arch written into env_report.json")
     ap.add_argument("--trace", type=Path, default=None,
                     help="skip profiling and check this existing Kineto trace instead")
+    ap.add_argument("--device-index", type=int, default=0, help="GPU for roofline calibrate")
+    step = ap.add_mutually_exclusive_group()
+    step.add_argument("--skip-calibrate", action="store_true",
+                      help="do not run the roofline calibrate step")
+    step.add_argument("--calibrate-only", action="store_true",
+                      help="run only the roofline calibrate step")
     args = ap.parse_args()
     work = args.out or Path(tempfile.mkdtemp(prefix="roofline_gpu_check_"))
     work.mkdir(parents=True, exist_ok=True)
+    round_dir = work / "profile" / "round_0"
     if args.trace is not None:
-        return check(args.trace, work / "profile" / "round_0", args)
+        code = check(args.trace, round_dir, args)
+        return code
     try:
         import torch
     except ImportError:
@@ -102,12 +217,19 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("gpu_check: no CUDA device visible", file=sys.stderr)
         return 2
+    if args.calibrate_only:
+        return 0 if calibrate_step(work, None, args) else 1
 
     trace = work / "trace.json"
     info = profile(trace)
     print(f"profiled on {info['gpu']} (torch {info['torch']}); trace {trace} "
           f"({trace.stat().st_size / 1e6:.1f} MB)")
-    return check(trace, work / "profile" / "round_0", args)
+    code = check(trace, round_dir, args)
+    if args.skip_calibrate:
+        return code
+    torch.cuda.empty_cache()  # the profile's tensors must not crowd the calibration's
+    calibrated = calibrate_step(work, round_dir, args)
+    return code or (0 if calibrated else 1)
 
 
 def check(trace: Path, round_dir: Path, args: argparse.Namespace) -> int:

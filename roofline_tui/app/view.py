@@ -9,7 +9,6 @@ a kernel name is shown literally. Rich only, no Textual: testable on its own.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline_tui.core import demangle as names
-from roofline_tui.core import units
+from roofline_tui.core import reading, units
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.textsafe import printable
@@ -30,6 +29,8 @@ HEADROOM_STYLE = {
     "saturated": "green",
     "unknown": "dim",
 }
+# Symbols and styles of the flags; which flags an entry has, and their order, is
+# ``core.reading`` (one rule for the screen, the CLI, the Markdown and the CSV).
 FLAG_STYLE = {
     "suspect": "bold magenta",
     "dispatch-bound": "cyan",
@@ -49,8 +50,8 @@ FLAG_SYMBOL = {
     "counters-contradict": "≠",
     "regime-assumed": "~",
 }
-FLAG_ORDER = ("caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
-              "unmodelled", "regime-assumed")
+# the flags a row shows (advisory is shown once per round: the ADVISORY banner)
+FLAG_ORDER = tuple(f for f in reading.FLAGS if f not in reading.ROUND_FLAGS)
 FLAG_MEANING = {
     "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
                "never the next target",
@@ -155,39 +156,16 @@ def matches_name(name: str, short_name: str, needle: str) -> bool:
     return any(n in t.casefold() for t in (short_name, name, names.full_name(name)))
 
 
-_CAUTION_WORDS = re.compile(r"not credible|implausible|do not quote", re.IGNORECASE)
-
-
 def caution(e: Entry) -> str | None:
-    """Why this entry's speedup must not be taken at face value, or None.
-
-    The engine's (or an upstream file's) ``model_caution``: a sentence, or ``True`` for a
-    speedup above the plausibility limit; failing that, a ``notes`` sentence that says the
-    number is not credible.
-    """
-    value = getattr(e, "model_caution", None)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if value is True:
-        return (f"attainable speedup {units.ratio(e.attainable_speedup, 1)} is implausible: "
-                "the byte/FLOP model probably under-counts the work")
-    notes = e.notes or ""
-    m = _CAUTION_WORDS.search(notes)
-    if m:
-        start = max(notes.rfind(". ", 0, m.start()) + 2, 0) if ". " in notes[:m.start()] else 0
-        end = notes.find(". ", m.end())
-        return notes[start:end + 1 if end >= 0 else len(notes)].strip()
-    return None
+    """Why this entry's speedup must not be taken at face value, or None
+    (``core.reading.caution``)."""
+    return reading.caution(e)
 
 
 def entry_flags(e: Entry) -> list[str]:
-    """The flags a row shows, most important first (advisory is shown once per round)."""
-    from roofline_tui.core.markdown import flags_of
-
-    found = {"caution" if f == "model-caution" else f for f in flags_of(e)}
-    if caution(e):
-        found.add("caution")
-    return [f for f in FLAG_ORDER if f in found]
+    """The flags a row shows, most important first (``core.reading.row_flags``: advisory is
+    shown once per round)."""
+    return list(reading.row_flags(e))
 
 
 def flags_text(e: Entry) -> Text:
@@ -229,25 +207,19 @@ def roofline_text(e: Entry) -> Text:
 
 # What the headroom cell of an entry without a verdict reads: why there is none, in at most
 # HEADROOM_WIDTH cells ("unknown (dispatch-bound)" did not fit and was cut).
-NO_VERDICT = {
-    "suspect": "– suspect",
-    "contradiction": "– contradiction",
-    "counters-contradict": "– counters ≠",
-    "dispatch-bound": "– dispatch-bound",
-    "unmodelled": "– unmodelled",
-}
+NO_VERDICT: dict[str, str] = {f: label for f, label in reading.NO_VERDICT_LABEL.items()}
 HEADROOM_WIDTH = max(16, *(len(v) for v in NO_VERDICT.values()))
 
 
 def headroom_text(e: Entry, *, compact: bool = True) -> Text:
     """The headroom class; without a verdict, why there is none (the table's compact form, or
     ``unknown (dispatch-bound)`` in the drill-down)."""
-    flags = [f for f in entry_flags(e) if f in NO_VERDICT] if not e.has_verdict else []
-    if flags and compact:
-        return Text(NO_VERDICT[flags[0]], style=FLAG_STYLE.get(flags[0], DIM))
+    flag = reading.no_verdict_flag(e)
+    if flag is not None and compact:
+        return Text(NO_VERDICT[flag], style=FLAG_STYLE.get(flag, DIM))
     out = Text(printable(e.headroom_class, limit=20), style=HEADROOM_STYLE.get(e.headroom_class, ""))
-    if flags:
-        out.append(" (" + flags[0] + ")", style=FLAG_STYLE.get(flags[0], DIM))
+    if flag is not None:
+        out.append(" (" + flag + ")", style=FLAG_STYLE.get(flag, DIM))
     return out
 
 
@@ -432,68 +404,28 @@ def sort_rows(rows: list[Row], key: str | None, descending: bool,
 # Header
 
 
-def _why(e: Entry) -> str:
-    """One clause: where the kernel sits against its roof."""
-    cls = printable(e.headroom_class)
-    roof = units.pct(e.roofline_pct)
-    target = units.pct(e.target_eff)
-    if e.headroom_class == "saturated":
-        return f"saturated at {roof} of its {printable(e.bound_type)} roof: move fewer bytes"
-    return f"{cls}: {printable(e.bound_type)}-bound at {roof} of its roof, target {target}"
-
-
-def _numbers(e: Entry) -> str:
-    return (f"(gain {units.pct_points(e.expected_e2e_gain_pct, 2)}, speedup "
-            f"{units.ratio(e.attainable_speedup)}, confidence {printable(e.confidence)})")
+# how each piece of the next-target line looks (core.reading.next_parts says what each is)
+NEXT_STYLE: dict[str, str] = {
+    "lead": "bold",
+    "advisory": "bold yellow",
+    "saturated": HEADROOM_STYLE["saturated"],
+    "plain": "",
+    "numbers": DIM,
+    "host": DIM,
+    "skipped": "yellow",
+    "dim": DIM,
+}
 
 
 def next_target(artifact: Artifact) -> Text:
-    """``Next: <kernel> — <route> — <why> (gain, speedup, confidence)``.
-
-    The top of the gain ranking among entries with a verdict, no model caution and an editable
-    call site. A host-side entry ranked above it is named with its levers being host-side (or
-    named alone when no editable entry qualifies). An advisory stage says so.
-    """
-    _, gain_rows = rankings(artifact)
+    """The Next line (``core.reading.next_target``, the same line the CLI, the Markdown and the
+    JSON carry), styled: the pick in its headroom colour, what was skipped in yellow."""
+    nt = reading.next_target(artifact)
     out = Text()
-    if is_advisory(artifact):
-        out.append("Next ", style="bold")
-        out.append(f"(advisory, stage {printable(artifact.stage)})", style="bold yellow")
-        out.append(": ", style="bold")
-    else:
-        out.append("Next: ", style="bold")
-    ranked = [r.entry for r in gain_rows]
-    trusted = [e for e in ranked if e.has_verdict and not caution(e) and not e.suspect]
-    editable = [e for e in trusted if getattr(e, "editable", None) is not False]
-    host = [e for e in trusted if getattr(e, "editable", None) is False]
-    if not trusted:
-        top = ranked[0] if ranked else None
-        if top is None:
-            out.append("nothing analysed yet", style=DIM)
-        else:
-            out.append("no entry has a trustworthy verdict: follow the GPU-time order", style=DIM)
-        return out
-    pick = editable[0] if editable else host[0]
-    name = printable(names.display_name(pick.name), limit=48)
-    out.append(name, style=HEADROOM_STYLE.get(pick.headroom_class, "") or "bold")
-    route = getattr(pick, "route", None)
-    if route:
-        out.append(f" — {printable(route, limit=30)}")
-    if pick in host:
-        out.append(" — its levers are host-side (dispatch, tuning DB, backend), not a kernel "
-                   "edit ")
-    else:
-        out.append(f" — {_why(pick)} ")
-    out.append(_numbers(pick), style=DIM)
-    above = [e for e in host if ranked.index(e) < ranked.index(pick)]
-    if above:
-        out.append(" · above it: ")
-        out.append(printable(names.display_name(above[0].name), limit=32))
-        out.append(" (host-side levers only)", style=DIM)
-    skipped = [e for e in ranked[: ranked.index(pick)] if caution(e)]
-    if skipped:
-        out.append(f" · {len(skipped)} higher with an implausible speedup (!) skipped",
-                   style="yellow")
+    for text, part in reading.next_parts(nt):
+        style = (HEADROOM_STYLE.get(nt.headroom_class, "") or "bold") if part == "name" \
+            else NEXT_STYLE.get(part, "")
+        out.append(text, style=style)
     return out
 
 
@@ -525,9 +457,8 @@ def coverage_line(artifact: Artifact, topn: Any = None, serving: bool = False) -
 
 
 def is_advisory(artifact: Artifact) -> bool:
-    return any(e.advisory for e in artifact.entries) or (
-        bool(artifact.entries) and all(e.confidence == "low" for e in artifact.entries)
-    )
+    """The round is advisory (``core.reading.round_is_advisory``)."""
+    return reading.round_is_advisory(artifact)
 
 
 def _peak_dtypes(artifact: Artifact) -> list[str]:
@@ -725,7 +656,7 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
             f"peaks from {artifact.peaks.source}: every verdict is display-only")))
     if artifact.peaks.compute_validated is False:
         lines.append(("unvalidated compute peak", Text("compute-axis numbers are not usable")))
-    if e.advisory or e.confidence == "low":
+    if reading.is_advisory(e):
         lines.append(("advisory", safe(f"stage {e.stage or artifact.stage}, confidence "
                                        f"{e.confidence}: rank by pct_gpu_time; the measurement decides")))
     if e.contradiction:

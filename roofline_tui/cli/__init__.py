@@ -4,7 +4,9 @@
 command module adds its parser(s) and sets ``func`` (args -> exit status); building the parser
 imports nothing heavy (no engine, no rich, no importers, no Textual): each command imports what
 it needs when it runs. Exit status: 0 done, 1 the command could not do its job (or ``--strict``
-found problems), 2 a usage error, 130 interrupted.
+found problems), 2 a usage error, 130 interrupted. A reader of stdout that goes away
+(``| head -1``) ends the command normally (0, no traceback), and text the output's encoding
+cannot hold is written as escapes.
 
 Every path argument is declared with :func:`roofline_tui.cli.args.add_path` and checked by
 :func:`roofline_tui.cli.args.check_paths` before the command runs: a FIFO, a device or a symlink
@@ -14,10 +16,11 @@ loop is refused in one line and never opened.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
-from roofline_tui.cli import analyze, dash, imports, rounds, schema
+from roofline_tui.cli import analyze, calibrate, dash, imports, rounds, schema
 from roofline_tui.cli.args import check_paths
 
 Register = Callable[[argparse._SubParsersAction], None]
@@ -30,6 +33,7 @@ COMMANDS: tuple[tuple[str, Register], ...] = (
     ("import", imports.register),
     ("rounds", rounds.register_rounds),
     ("playbook", rounds.register_playbook),
+    ("calibrate", calibrate.register),
 )
 
 
@@ -49,7 +53,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_streams() -> None:
+    """stdout/stderr write what their encoding cannot hold as escapes (``LC_ALL=C``,
+    ``PYTHONIOENCODING=ascii``): a kernel name never costs a traceback after the files are
+    written."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: leave it
+                pass
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout went away (``| head -1``): a normal end. Later writes, and the
+    interpreter's final flush, go to /dev/null instead of raising again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (an in-process caller)
+        pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_streams()
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _stdout_gone()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

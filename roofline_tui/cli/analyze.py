@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +16,7 @@ from roofline_tui.cli.args import (
     options_from_args,
     shown,
     sources_from_args,
+    usage_error,
 )
 
 if TYPE_CHECKING:
@@ -66,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
     from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME
 
     round_dir: Path = args.round_dir
+    refused = profile_dir_problem(round_dir)
+    if refused:  # a profile directory, not a round: write nothing
+        return usage_error("analyze", refused)
+    device_refused = device_problem(args)
+    if device_refused:
+        return usage_error("analyze", device_refused)
     sources = sources_from_args(args)
     disabled = skill_disabled(round_dir, sources)
     if disabled:  # spec §6 L0: emit nothing, behave as if this tool did not exist
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if result.display_only:  # never replace a stored artifact with an empty one
         _say(f"no {TOPN_NAME} in {shown(round_dir)}; kept the existing {ARTIFACT_JSON} as it is")
         if args.json:
-            sys.stdout.write(artifact_to_json(artifact))
+            sys.stdout.write(json_for_stdout(artifact_to_json(artifact)))
         return 1 if args.strict else 0
     stored = round_dir / ARTIFACT_JSON
     if not result.topn_found and (stored.exists() or stored.is_symlink()):
@@ -99,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"cannot write the artifact into {shown(round_dir)}: {shown(exc.strerror or exc)}")
         return 1
     if args.json:
-        sys.stdout.write(artifact_to_json(artifact))
+        sys.stdout.write(json_for_stdout(artifact_to_json(artifact)))
     else:
         print_summary(artifact, json_path)
     problems = len(artifact.skill_errors) + len(artifact.degraded)
@@ -118,8 +127,8 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     """The rankings as a plain-text table, every string from a file shown through the
     sanitiser."""
     from roofline_tui.cli.table import Column, print_table
+    from roofline_tui.core import reading
     from roofline_tui.core.demangle import fit
-    from roofline_tui.core.markdown import flags_of
     from roofline_tui.core.units import fixed as fmt_num
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
@@ -146,10 +155,87 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
             shown(e.bound_type), fmt_pct(e.roofline_pct) + ("!" if e.suspect else ""),
             fmt_num(e.attainable_speedup, 2, "×"), fmt_num(e.expected_e2e_gain_pct, 2, "%"),
             shown(e.headroom_class), shown(e.route or "–"), str(gain_rank.get(short, "–")),
-            shown(", ".join(f for f in flags_of(e) if f != "advisory") or "–"),
+            shown(", ".join(reading.row_flags(e)) or "–"),
         ])
     print_table(columns, rows, title)
-    print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}", flush=True)
+    print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}")
+    # the headline answer, last: what a pipeline's `tail -1` reads
+    print(shown(reading.next_target(artifact).line), flush=True)
+
+
+def json_for_stdout(text: str) -> str:
+    """JSON text as stdout can hold it: unchanged when its encoding can, else every non-ASCII
+    character as a JSON ``\\uXXXX`` escape (still the same JSON value; the stream's own
+    fallback, ``\\xNN``, is not JSON)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        pass
+
+    def escape(ch: str) -> str:
+        code = ord(ch)
+        if code < 0x10000:
+            return f"\\u{code:04x}"
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+    return "".join(ch if ord(ch) < 128 else escape(ch) for ch in text)
+
+
+def profile_dir_problem(path: Path) -> str | None:
+    """Why ``path`` is a profile directory (``round_*`` inside, what ``dash`` takes) rather than
+    one round, with the commands that take it; None when it is not one."""
+    from roofline_tui.core.rounds.layout import TOPN_NAME, round_dirs
+
+    if (path / TOPN_NAME).exists():
+        return None
+    found = round_dirs(path)
+    if not found:
+        return None
+    names = ", ".join(shown(r.name) for r in found[:6])
+    more = f" and {len(found) - 6} more" if len(found) > 6 else ""
+    example = shlex.quote(shown(found[-1]))
+    return (f"{shown(path)} is a profile directory ({len(found)} round"
+            f"{'s' if len(found) != 1 else ''}: {names}{more}), not a round; analyse one with "
+            f"`roofline analyze {example}` or watch them all with "
+            f"`roofline dash {shlex.quote(shown(path))}`")
+
+
+def device_problem(args: argparse.Namespace) -> str | None:
+    """``--device`` that names nothing in the peak table (neither a product nor an arch with a
+    default section): the reason, with the nearest names; None when it matches or is not
+    given. A peak table that cannot be read is the analysis's problem (recorded), not this."""
+    device = (args.device or "").strip()
+    if not device:
+        return None
+    from roofline_tui.core.peaks import (
+        load_peak_table,
+        match_product,
+        normalize_arch,
+        normalize_product,
+    )
+
+    sections, _ = load_peak_table(args.peaks)
+    if not sections or match_product(device, sections) is not None:
+        return None
+    arch = normalize_arch(device)
+    if any(s.gfx == arch and (s.default or not s.product) for s in sections):
+        return None
+    known: dict[str, str] = {}  # normalised -> as the table spells it
+    for sec in sections:
+        for name in (sec.product, sec.gfx):
+            key = normalize_product(name) if name else None
+            if key and name:
+                known.setdefault(key, name)
+    wanted = normalize_product(device) or device.lower()
+    near = [known[k] for k in difflib.get_close_matches(wanted, list(known), n=5, cutoff=0.6)]
+    hint = (f"; did you mean {', '.join(shown(n) for n in near)}?" if near
+            else f"; the table knows {', '.join(shown(n) for n in sorted(known.values())[:12])}"
+                 + (" …" if len(known) > 12 else ""))
+    table = shown(args.peaks) if args.peaks else "the bundled peaks.md"
+    return f"--device '{shown(device)}' matches no product or arch in {table}{hint}"
 
 
 def write_plot_for(args: argparse.Namespace, artifact: Artifact, round_dir: Path) -> None:

@@ -38,10 +38,10 @@ from roofline_tui.core.artifact import (
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
-from roofline_tui.core.instance_cases import instance_cases
 from roofline_tui.core.evidence import annotate as annotate_evidence
+from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload, launches_per_step
+from roofline_tui.core.instance_cases import instance_cases
 from roofline_tui.core.logical_ops import carrier, partners
-from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
@@ -56,7 +56,14 @@ from roofline_tui.core.opmodels import (
     choose_candidate,
     prior_for,
 )
-from roofline_tui.core.peaks import Peaks, host_link_for, peak_flops_for
+from roofline_tui.core.peaks import (
+    Peaks,
+    compute_axis_veto,
+    compute_roof_confidence,
+    host_link_for,
+    peak_flops_for,
+    roof_for_rate,
+)
 from roofline_tui.core.refine import KernelRefinement, Refinements, corroborate
 from roofline_tui.core.routing import route_entry
 from roofline_tui.core.textsafe import printable
@@ -194,19 +201,6 @@ def regime_tokens(entry: TopNEntry, regime: str, topn: TopN, wl: Workload) -> tu
     if wl.isl:
         return wl.isl, "workload.isl (assumed one prompt of isl tokens per prefill launch)"
     return None, "no prefill token count"
-
-
-def launches_per_step(entry: TopNEntry, regime: str, topn: TopN) -> float | None:
-    if regime in entry.calls_per_step:
-        return entry.calls_per_step[regime]
-    sv = topn.serving
-    steps = None
-    if sv is not None:
-        steps = sv.n_decode_steps if regime == "decode" else sv.n_prefill_steps
-    if steps:
-        if regime in entry.phase_calls_measured:
-            return entry.phase_calls_measured[regime] / steps
-    return None
 
 
 def logical_unit(
@@ -791,6 +785,10 @@ def _roofline(
     """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks.
     Returns why there is no verdict, or ``None``."""
     e = h.entry
+    peak_flops, roof_note = roof_for_rate(sh.peaks, e.peak_flops_dtype, peak_flops,
+                                          flops_est / mo.t_unit_s)
+    if roof_note:
+        h.notes.append(roof_note)
     m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=mo.t_unit_s,
                           t_launch_s=mo.t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
     e.bytes_est = m.bytes_est
@@ -841,12 +839,12 @@ def _roofline(
                 f"{M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch overhead"
             )
             h.notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
-        elif m.roof_axis == "compute" and not sh.peaks.compute_validated:
-            no_verdict = "compute-axis peak unvalidated (bf16 ≠ fp16 in the peak table)"
+        elif m.roof_axis == "compute" and (veto := compute_axis_veto(sh.peaks)):
+            no_verdict = veto
             h.notes.append(f"No verdict: {no_verdict}.")
         elif sh.peaks.source == "none":
             no_verdict = "no peak table entry"
-    if m.compute_util is not None and not sh.peaks.compute_validated:
+    if m.compute_util is not None and compute_axis_veto(sh.peaks):
         h.notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
     return no_verdict
 
@@ -883,6 +881,7 @@ def _verdict(
             confidence = "medium"  # the product's own peaks are not in the table
     else:
         confidence = "low"
+    confidence = compute_roof_confidence(sh.peaks, e.roof_axis, e.peak_flops_dtype, confidence)
     e.confidence = confidence
     e.advisory = confidence == "low"
     if degrade_reason is not None:
@@ -1061,6 +1060,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         product=peaks.product,
         citation=peaks.citation,
         compute_validated=peaks.compute_validated,
+        **peaks.provenance(),
     )
     wl_known = WorkloadInfo(**{k: v for k, v in workload.model_dump().items() if v is not None})
     artifact = Artifact(
@@ -1094,5 +1094,8 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     if topn.graph_replay is not None:
         artifact.graph_replay = GraphReplayInfo.model_validate(
             topn.graph_replay.model_dump(exclude_none=True))
+    from roofline_tui.core.reading import next_target  # the one reading every renderer prints
+
+    artifact.next_target = next_target(artifact)
     return artifact
 

@@ -340,7 +340,21 @@ class PeaksInfo(Record):
     l2_bytes: Number | None = when_set()
     product: str | None = when_set()
     citation: str | None = when_set()
-    compute_validated: bool = when_set(True)
+    compute_validated: bool | None = when_set(True, description=(
+        "§8.2: true only when measured bf16 and fp16 ceilings agree within the isolated noise "
+        "band; null when that check cannot be made (equal data-sheet figures prove nothing); "
+        "false when the pair disagrees: compute-axis numbers not usable"))
+    compute_check: str | None = when_set(description="the §8.2 check's outcome, in words")
+    # ``flops`` above is the compute roof in use per dtype; these say which figure it is
+    flops_data_sheet: dict[str, float] = when_set(factory=dict,
+                                                  description="the data sheet's FLOP/s per dtype")
+    flops_measured: dict[str, float] = when_set(
+        factory=dict, description="public measured matmul ceilings (FLOP/s) per dtype")
+    flops_basis: dict[str, str] = when_set(
+        factory=dict, description="per dtype: which figure the roof is (measured | data sheet | "
+        "derived)")
+    flops_source: dict[str, str] = when_set(
+        factory=dict, description="per dtype: the roof's source (stack and date if measured)")
 
 
 class Degraded(Record):
@@ -490,6 +504,42 @@ class GraphReplayInfo(Record):
     warning: str | None = None  # the one-line warning shown on the dashboard and in md
 
 
+# Why the next-target reading passed over an entry with a verdict (core/reading.py)
+NextSkipReason = Literal["part-of", "caution", "suspect", "saturated", "zero-gain", "host-side"]
+
+
+class NextSkipped(Record):
+    """An entry with a verdict that the next-target reading passed over, and why."""
+
+    short_name: str
+    label: str  # the readable name (demangled function name)
+    reason: NextSkipReason
+    detail: str = ""  # the caution sentence, the entry it is judged in, the roof it sits at ...
+    lever: str | None = when_set(
+        description="saturated: its first byte-reduction lever (move fewer bytes)")
+
+
+class NextTarget(Record):
+    """Which kernel to work on next, and why: the top of the gain ranking among entries with a
+    verdict, an editable call site, no model caution and a gain above 0.00 %; host-side,
+    saturated and skipped entries ranked above it are named (core/reading.py)."""
+
+    kernel: str | None = None  # the pick's full name; None when no entry qualifies
+    short_name: str | None = None
+    label: str = ""  # the readable name
+    route: Route | None = None
+    why: str = ""
+    headroom_class: HeadroomClass = "unknown"
+    expected_e2e_gain_pct: Number | None = None
+    attainable_speedup: Number | None = None
+    confidence: Confidence = "low"
+    host_side: bool = False  # the pick itself has host-side levers only (no editable entry)
+    skipped: list[NextSkipped] = Field(default_factory=list)
+    advisory: bool = False  # stage A / low confidence: the GPU-time order rules
+    stage: Stage = "A"
+    line: str = ""  # the one-line reading every renderer prints
+
+
 class Artifact(Record):
     # -- the spec's fields (always written)
     skill: str = "roofline"
@@ -526,6 +576,9 @@ class Artifact(Record):
     # -- files written beside the artifact by ``analyze --plot/--png``
     plot_file: str | None = when_set()
     plot_png: str | None = when_set()
+    # -- the headline answer (core/reading.py), the same one every renderer prints
+    next_target: NextTarget | None = when_set(
+        description="which kernel to work on next, and why (what was skipped above it)")
 
     @model_validator(mode="before")
     @classmethod

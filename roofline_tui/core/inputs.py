@@ -430,6 +430,20 @@ def read_topn(path: Path) -> tuple[TopN | None, list[str], ReadProblem | None]:
     return topn, problems, None
 
 
+def launches_per_step(entry: TopNEntry, regime: str, topn: TopN) -> float | None:
+    """Launches per step of ``entry`` in ``regime``: its ``calls_per_step``, else the regime's
+    measured calls over the serving block's step count; None when neither is known."""
+    if regime in entry.calls_per_step:
+        return entry.calls_per_step[regime]
+    sv = topn.serving
+    steps = None
+    if sv is not None:
+        steps = sv.n_decode_steps if regime == "decode" else sv.n_prefill_steps
+    if steps and regime in entry.phase_calls_measured:
+        return entry.phase_calls_measured[regime] / steps
+    return None
+
+
 # Tokens per request, concurrency or tensor parallelism beyond this are not a workload (and would
 # overflow the byte models' products).
 WORKLOAD_MAX = 1e9

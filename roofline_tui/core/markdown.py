@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from roofline_tui.core import units
+from roofline_tui.core import reading, units
 from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry, RoundContext, RoundMovement
 from roofline_tui.core.textsafe import md_cell
 
 
 def flags_of(e: Entry) -> list[str]:
-    flags = []
-    if e.suspect:
-        flags.append("suspect")
-    if e.dispatch_bound:
-        flags.append("dispatch-bound")
-    if not e.modeled:
-        flags.append("unmodelled")
-    if e.advisory:
-        flags.append("advisory")
-    if e.contradiction:
-        flags.append("contradiction")
-    if e.model_caution:
-        flags.append("model-caution")
-    if any(c.verdict == "contradicts" for c in e.corroboration):
-        flags.append("counters-contradict")
-    if e.regime_assumed:
-        flags.append("regime-assumed")
-    return flags
+    """The entry's flags as the files write them (``core.reading.flags``: every flag, advisory
+    included, on each row)."""
+    return list(reading.flags(e))
 
 
 def _peaks_line(a: Artifact) -> str:
@@ -121,7 +106,7 @@ def artifact_to_markdown(a: Artifact) -> str:
     rnd = a.round
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
     out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {md_cell(a.stage)})",
-                      ""]
+                      "", f"**{md_cell(reading.next_target(a).line)}**", ""]
     out.append(_peaks_line(a))
     confidences: list[str] = sorted({md_cell(e.confidence) for e in a.entries}) or ["–"]
     out.append(

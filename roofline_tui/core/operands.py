@@ -677,7 +677,6 @@ _row("SortTokens", "input index scalar other", "unknown",
      note="writes the gate scales, the token/expert permutation and the expert histogram")
 
 TABLE: Mapping[str, tuple[_Row, ...]] = MappingProxyType({k: tuple(v) for k, v in _TABLE.items()})
-del _TABLE
 
 # Ops documented as positional on purpose: (name pattern, why). Their roles are the positional
 # default; ``source`` carries the reason.

@@ -2,8 +2,13 @@
 
 The table format is the upstream skill's: markdown prose with one fenced ``yaml`` block per
 section (``gfx``, optional ``product``, ``cu``/``sms``, ``hbm_bw_bytes_s``,
-``flops: {dtype: FLOP/s}``, ``l2_bytes``, ``mall_bytes``, plus this project's ``source`` and
-``default`` keys).
+``flops: {dtype: FLOP/s}``, ``l2_bytes``, ``mall_bytes``, plus this project's ``source``,
+``default`` and ``measured_flops`` keys).
+
+Each section can carry two compute figures per dtype: ``flops``, the data sheet's, and
+``measured_flops``, a public measurement of what a matmul really reaches (with its source, stack
+and date). The resolved :class:`Peaks` divide by the measured ceiling where there is one and by
+the data sheet otherwise, and say per dtype which one (``flops_basis``, ``flops_source``).
 
 Nothing here raises on bad input: a broken block becomes a problem string, an unknown GPU becomes a
 ``Peaks`` with ``source="derived"`` or ``"none"`` and low confidence (spec §6 L1).
@@ -24,14 +29,19 @@ from pydantic import BaseModel, Field
 
 from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.store import ReadProblem, parse_yaml_text, read_text
 from roofline_tui.core.textsafe import printable
 
 __all__ = [
+    "FlopsBasis",
+    "MeasuredCeiling",
     "PeakSection",
     "Peaks",
     "CDNA_FLOPS_PER_CU_CLOCK",
     "HostLink",
+    "compute_axis_veto",
+    "compute_roof_confidence",
     "derive_peaks_from_props",
     "host_link_for",
     "load_peak_table",
@@ -41,7 +51,25 @@ __all__ = [
     "parse_peaks_md",
     "peak_flops_for",
     "resolve_peaks",
+    "roof_for_rate",
 ]
+
+
+class MeasuredCeiling(BaseModel):
+    """A public measurement of the matmul rate one product reaches in one dtype."""
+
+    flops: float
+    source: str
+    stack: str | None = None   # software the figure was measured with (torch, ROCm/CUDA, knobs)
+    date: str | None = None    # when the figure was published
+    shape: str | None = None   # the best M×N×K the measurement found
+    note: str | None = None
+
+    def label(self) -> str:
+        """``measured: <source>; <stack>; <date>[; <note>]`` — the roof's provenance in one
+        line."""
+        parts = [self.source, self.stack, self.date or "date unknown", self.note]
+        return "measured: " + "; ".join(p for p in parts if p)
 
 
 class PeakSection(BaseModel):
@@ -51,7 +79,9 @@ class PeakSection(BaseModel):
     product: str | None = None
     cu: int | None = None
     hbm_bw_bytes_s: float
-    flops: dict[str, float] = Field(default_factory=dict)
+    flops: dict[str, float] = Field(default_factory=dict)  # the data sheet's figures
+    measured_flops: dict[str, MeasuredCeiling] = Field(default_factory=dict)
+    unmeasured: str | None = None  # why the dtypes without a measured ceiling have none
     l2_bytes: int | None = None
     mall_bytes: int | None = None
     source: str | None = None
@@ -59,20 +89,53 @@ class PeakSection(BaseModel):
     title: str = ""
 
 
+# Which figure a dtype's compute roof is: a public measurement, the data sheet, or derived from
+# device properties (CU × clock × per-CU rate).
+FlopsBasis = Literal["measured", "data sheet", "derived"]
+
+
 class Peaks(BaseModel):
-    """The resolved denominators for one run (spec §2 ``peaks``)."""
+    """The resolved denominators for one run (spec §2 ``peaks``).
+
+    ``flops`` holds the compute roof in use per dtype: the measured ceiling where the table has
+    one, else the data sheet (or the derived figure). ``flops_data_sheet`` and
+    ``flops_measured`` keep both figures; ``flops_basis``/``flops_source`` say per dtype which
+    one ``flops`` is and where it comes from.
+
+    ``compute_validated`` is the §8.2 check: ``True`` only when measured bf16 and fp16
+    ceilings agree within the isolated noise band; ``None`` when the check cannot be made
+    (fewer than two measured figures: equal data-sheet figures prove nothing); ``False`` when
+    the pair disagrees (the compute axis is then not usable) or there are no compute peaks.
+    ``compute_check`` says which, in words.
+    """
 
     gfx: str | None = None
     product: str | None = None
     hbm_bw_bytes_s: float | None = None
     flops: dict[str, float] = Field(default_factory=dict)
+    flops_data_sheet: dict[str, float] = Field(default_factory=dict)
+    flops_measured: dict[str, float] = Field(default_factory=dict)
+    flops_basis: dict[str, FlopsBasis] = Field(default_factory=dict)
+    flops_source: dict[str, str] = Field(default_factory=dict)
+    unmeasured: str | None = None
     l2_bytes: int | None = None
     cu: int | None = None
     source: Literal["table", "derived", "none"]
     confidence: Literal["high", "medium", "low"]
     citation: str | None = None
-    compute_validated: bool = False
+    compute_validated: bool | None = False
+    compute_check: str | None = None
     problems: list[str] = Field(default_factory=list)
+
+    def provenance(self) -> dict[str, Any]:
+        """The per-dtype roof provenance as artifact ``peaks`` fields (sorted, JSON-ready)."""
+        return {
+            "flops_data_sheet": dict(sorted(self.flops_data_sheet.items())),
+            "flops_measured": dict(sorted(self.flops_measured.items())),
+            "flops_basis": dict(sorted(self.flops_basis.items())),
+            "flops_source": dict(sorted(self.flops_source.items())),
+            "compute_check": self.compute_check,
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,6 +337,72 @@ def _yaml_blocks(text: str) -> list[tuple[str, int, str]]:
     return blocks
 
 
+# keys of a ``measured_flops`` mapping that are not dtypes: defaults for its entries, and why the
+# other dtypes have no measurement
+_MEASURED_META = ("source", "stack", "date", "shape", "note", "unmeasured")
+
+
+def _text(value: Any, limit: int = 300) -> str | None:
+    """A one-line string from a YAML scalar (an unquoted date reads as a ``date``)."""
+    if value is None or isinstance(value, Mapping | list):
+        return None
+    s = _one_line(value, limit)
+    return s or None
+
+
+def _measured_from(
+    raw: Any, data_sheet: Mapping[str, float], where: str, problems: list[str]
+) -> tuple[dict[str, MeasuredCeiling], str | None]:
+    """The ``measured_flops`` of one block, and the reason given for the dtypes without one.
+
+    ``measured_flops`` is either a string (no measurement exists, and why) or a mapping:
+    ``source``/``stack``/``date``/``shape`` apply to every entry, ``unmeasured`` says why the
+    other dtypes have none, and each dtype key holds a FLOP/s number or a mapping with ``flops``
+    and its own ``source``/``stack``/``date``/``shape``/``note``. An entry without a source,
+    or above the data sheet's figure for its dtype, is reported and dropped.
+    """
+    if raw is None:
+        return {}, None
+    if not isinstance(raw, Mapping):
+        why = _text(raw)
+        if why is None:
+            problems.append(f"{where}: 'measured_flops' is neither a mapping nor a note; ignored")
+        return {}, why
+    defaults = {k: _text(raw.get(k)) for k in _MEASURED_META}
+    out: dict[str, MeasuredCeiling] = {}
+    for key, value in raw.items():
+        if str(key) in _MEASURED_META:
+            continue
+        canon = canonical_dtype(str(key))
+        fields = dict(defaults)
+        if isinstance(value, Mapping):
+            fields.update({k: _text(value.get(k)) for k in _MEASURED_META if k in value})
+            val = _as_peak(value.get("flops", value.get("value")))
+        else:
+            val = _as_peak(value)
+        label = _one_line(key, 40)
+        if canon is None or val is None:
+            problems.append(f"{where}: measured_flops entry {label!r} ignored")
+            continue
+        if canon in out:
+            problems.append(f"{where}: duplicate measured_flops entry for {canon}; kept the first")
+            continue
+        source = fields.get("source")
+        if not source:
+            problems.append(f"{where}: measured {canon} ceiling has no source; ignored (an "
+                            "unsourced figure cannot be told from a guess)")
+            continue
+        sheet = data_sheet.get(canon)
+        if sheet is not None and val > sheet:
+            problems.append(f"{where}: measured {canon} ceiling {val:.4g} is above the data "
+                            f"sheet's {sheet:.4g} FLOP/s; ignored")
+            continue
+        out[canon] = MeasuredCeiling(flops=val, source=source, stack=fields.get("stack"),
+                                     date=fields.get("date"), shape=fields.get("shape"),
+                                     note=fields.get("note"))
+    return out, defaults.get("unmeasured")
+
+
 def _section_from_mapping(
     data: Mapping[Any, Any], title: str, where: str, problems: list[str]
 ) -> PeakSection | None:
@@ -300,6 +429,7 @@ def _section_from_mapping(
             flops[canon] = val
     elif raw_flops is not None:
         problems.append(f"{where}: 'flops' is not a mapping; no compute peaks")
+    measured, unmeasured = _measured_from(data.get("measured_flops"), flops, where, problems)
     product = data.get("product")
     source = data.get("source")
     default = data.get("default", False)
@@ -309,6 +439,8 @@ def _section_from_mapping(
         cu=_as_int(data.get("cu", data.get("sms", data.get("cus")))),
         hbm_bw_bytes_s=hbm,
         flops=flops,
+        measured_flops=measured,
+        unmeasured=unmeasured,
         l2_bytes=_as_int(data.get("l2_bytes")),
         mall_bytes=_as_int(data.get("mall_bytes")),
         source=_one_line(source, 400) if source is not None else None,
@@ -606,21 +738,25 @@ def derive_peaks_from_props(
     if not flops:
         why = "no CU count or clock" if family else "no per-CU rates known for this arch"
         problems.append(f"compute peaks not derivable ({why})")
-    validated, note = _check_bf16_fp16(flops)
-    if note and flops:
-        problems.append(note)
+    validated, check = _check_bf16_fp16(flops, {}, basis="derived")
+    if validated is False and flops:
+        problems.append(check)
     l2 = _as_int(nums.get("l2_bytes")) if "l2_bytes" in nums else None
+    how = "derived from device properties: CUs × engine clock × per-CU rate (display only)"
     return Peaks(
         gfx=arch,
         product=product or _name_from_props(props),
         hbm_bw_bytes_s=hbm,
         flops=flops,
+        flops_basis=dict.fromkeys(flops, "derived"),
+        flops_source=dict.fromkeys(flops, how),
         l2_bytes=l2,
         cu=cu,
         source="derived",
         confidence="low",
         citation="derived from device properties (spec §6 L1)",
-        compute_validated=validated and bool(flops),
+        compute_validated=validated if flops else False,
+        compute_check=check if flops else None,
         problems=problems,
     )
 
@@ -629,16 +765,38 @@ def derive_peaks_from_props(
 # resolution
 
 
-def _check_bf16_fp16(flops: Mapping[str, float]) -> tuple[bool, str | None]:
+def _check_bf16_fp16(
+    flops: Mapping[str, float], measured: Mapping[str, float], *, basis: str = "data sheet"
+) -> tuple[bool | None, str]:
+    """The §8.2 cross-check: bf16 and fp16 run at one matrix rate, so two *measurements* of it
+    must agree within the isolated noise band. ``(True, why)`` when measured bf16 and fp16
+    ceilings agree; ``(False, why)`` when a pair disagrees (measured beyond the band, or two
+    ``flops`` figures that differ: the compute axis is not usable); ``(None, why)`` when there
+    is nothing to check: fewer than two measured figures (two data-sheet figures are equal by
+    construction and prove nothing)."""
+    mb, mf = measured.get("bf16"), measured.get("fp16")
+    if mb is not None and mf is not None:
+        gap = abs(mb - mf) / max(mb, mf)
+        if gap <= ISOLATED_NOISE:
+            return True, (f"validated (§8.2): the measured bf16 ({mb / 1e12:.1f}) and fp16 "
+                          f"({mf / 1e12:.1f} TFLOP/s) ceilings agree within {gap:.1%}, inside "
+                          f"the {ISOLATED_NOISE:.1%} isolated noise band")
+        return False, (f"measured bf16 ceiling {mb:.4g} and fp16 ceiling {mf:.4g} FLOP/s differ "
+                       f"by {gap:.1%}, beyond the {ISOLATED_NOISE:.1%} noise band: compute-axis "
+                       "peaks are mis-calibrated and unusable; memory axis still valid (§8.2)")
     bf16, fp16 = flops.get("bf16"), flops.get("fp16")
-    if bf16 is None or fp16 is None:
-        return False, "bf16/fp16 peak pair incomplete; compute peaks cannot be validated (§8.2)"
-    if not math.isclose(bf16, fp16, rel_tol=1e-6):
+    if bf16 is not None and fp16 is not None and not math.isclose(bf16, fp16, rel_tol=1e-6):
         return False, (
             f"bf16 peak {bf16:.4g} != fp16 peak {fp16:.4g}: compute-axis peaks are "
             "mis-calibrated and unusable; memory axis still valid (§8.2)"
         )
-    return True, None
+    one = next((d for d in ("bf16", "fp16") if d in measured), None)
+    have = (f"only {one} has a measured ceiling" if one
+            else "no measured bf16 or fp16 ceiling")
+    if bf16 is None or fp16 is None:
+        return None, f"not validated (§8.2): {have}, and the bf16/fp16 pair is incomplete"
+    return None, (f"not validated (§8.2): {have}; the {basis} bf16 and fp16 figures are equal "
+                  "by construction, which proves nothing about either")
 
 
 def _no_peaks(gfx: str | None, product: str | None, why: str) -> Peaks:
@@ -655,22 +813,39 @@ def _no_peaks(gfx: str | None, product: str | None, why: str) -> Peaks:
 
 
 def _from_section(sec: PeakSection, problems: list[str]) -> Peaks:
-    validated, note = _check_bf16_fp16(sec.flops)
+    measured = {d: m.flops for d, m in sec.measured_flops.items()}
+    validated, check = _check_bf16_fp16(sec.flops, measured)
     problems = list(problems)
-    if note:
-        problems.append(f"{sec.title or sec.gfx}: {note}")
+    if validated is False:
+        problems.append(f"{sec.title or sec.gfx}: {check}")
+    sheet = f"data sheet: {sec.source}" if sec.source else "data sheet (no source given)"
+    roofs = {**sec.flops, **measured}
+    basis: dict[str, FlopsBasis] = {
+        d: "measured" if d in measured else "data sheet" for d in roofs}
+    where = {d: sec.measured_flops[d].label() if d in measured else sheet for d in roofs}
     cite = " — ".join(p for p in (sec.title, sec.source) if p) or None
+    if sec.measured_flops:
+        sources = "; ".join(sorted({m.source for m in sec.measured_flops.values()}))
+        dtypes = ", ".join(sorted(measured))
+        cite = "; ".join(p for p in (cite, f"measured matmul ceilings ({dtypes}): {sources}")
+                         if p)
     return Peaks(
         gfx=sec.gfx,
         product=sec.product,
         hbm_bw_bytes_s=sec.hbm_bw_bytes_s,
-        flops=dict(sec.flops),
+        flops=roofs,
+        flops_data_sheet=dict(sec.flops),
+        flops_measured=measured,
+        flops_basis=basis,
+        flops_source=where,
+        unmeasured=sec.unmeasured,
         l2_bytes=sec.l2_bytes,
         cu=sec.cu,
         source="table",
         confidence="high",
         citation=cite,
-        compute_validated=validated,
+        compute_validated=validated if roofs else False,
+        compute_check=check if roofs else None,
         problems=problems,
     )
 
@@ -933,6 +1108,10 @@ def _scale_to_partition(peaks: Peaks, props: Mapping[str, Any], nums: Mapping[st
     unit = "SMs" if part.vendor == "nvidia" else "CUs"
     where = peaks.product or peaks.gfx or "the part"
     peaks.flops = {k: v * share for k, v in peaks.flops.items()}
+    peaks.flops_data_sheet = {k: v * share for k, v in peaks.flops_data_sheet.items()}
+    peaks.flops_measured = {k: v * share for k, v in peaks.flops_measured.items()}
+    peaks.flops_source = {k: f"{v}; scaled by {cu}/{full} {unit} to the partition"
+                          for k, v in peaks.flops_source.items()}
     if peaks.hbm_bw_bytes_s is not None:
         peaks.hbm_bw_bytes_s *= mem_share
     if part.vendor == "nvidia" and peaks.l2_bytes and mem_share < 1.0:
@@ -995,12 +1174,48 @@ _FALLBACKS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _tflops(value: float) -> str:
+    return f"{value / 1e12:.1f} TFLOP/s"
+
+
+def _roof_note(peaks: Peaks, dtype: str) -> str:
+    """Which compute roof ``dtype`` is judged against, its figure and its source, in words."""
+    value = peaks.flops[dtype]
+    basis = peaks.flops_basis.get(dtype, "data sheet")
+    source = peaks.flops_source.get(dtype)
+    where = peaks.product or peaks.gfx or "this GPU"
+    if basis == "measured":
+        note = f"{dtype} compute roof {_tflops(value)}, {source or 'measured'}"
+        sheet = peaks.flops_data_sheet.get(dtype)
+        if sheet:
+            note += f" ({value / sheet:.1%} of the {_tflops(sheet)} data sheet)"
+        return note
+    if basis == "derived":
+        return f"{dtype} compute roof {_tflops(value)}, {source or 'derived'}"
+    note = (f"{dtype} compute roof {_tflops(value)}, {source or 'data sheet'}; no public "
+            f"measured {dtype} ceiling for {where}")
+    if peaks.unmeasured:
+        note += f" ({peaks.unmeasured})"
+    note += ", so a compute-axis verdict is one confidence step lower"
+    twin = {"fp16": "bf16", "bf16": "fp16"}.get(dtype)
+    if twin and peaks.flops_basis.get(twin) == "measured":
+        note += (f"; the measured {twin} ceiling is {_tflops(peaks.flops[twin])} and both run at "
+                 "one matrix rate, so this roof likely overstates what a matmul reaches")
+    return note
+
+
 def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str | None, str | None]:
-    """(peak FLOP/s, dtype whose peak was used, note) for a kernel running in ``dtype``.
+    """(compute roof in FLOP/s, dtype whose roof was used, note) for a kernel running in ``dtype``.
+
+    The roof is the measured ceiling when the table has one for that dtype, else the data sheet
+    (or the derived figure); the note always names which, its figure and its source (and, for a
+    data-sheet roof, that a compute-axis verdict is one confidence step lower), so every entry
+    can state the roof it was judged against (``peaks.flops_basis[dtype]`` and
+    ``peaks.flops_source[dtype]`` carry the same).
 
     A dtype without its own peak falls back to the nearest slower path (fp4 -> fp6 -> fp8 ->
     bf16; int8 -> fp8 -> bf16; tf32 -> fp32; fp64 -> fp32), and an unknown dtype uses bf16, each
-    with a note. ``(None, None, note)`` when the peaks hold no compute numbers at all.
+    said in the note. ``(None, None, note)`` when the peaks hold no compute numbers at all.
     """
     flops = peaks.flops or {}
     where = peaks.product or peaks.gfx or "this GPU"
@@ -1008,7 +1223,7 @@ def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str |
         return None, None, f"no compute peaks for {where}"
     canon = canonical_dtype(dtype) if dtype is not None else None
     if canon is not None and canon in flops:
-        return flops[canon], canon, None
+        return flops[canon], canon, _roof_note(peaks, canon)
     chain = _FALLBACKS.get(canon, ("bf16",)) if canon else ("bf16",)
     for alt in (*chain, "bf16", "fp16", "fp32"):
         if alt in flops:
@@ -1017,9 +1232,69 @@ def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str |
                 note = f"dtype {shown} not recognised; used the {alt} peak"
             else:
                 note = f"no {canon} peak for {where}; used the {alt} peak"
-            return flops[alt], alt, note
+            return flops[alt], alt, f"{note}. {_roof_note(peaks, alt)}"
     alt, value = max(flops.items(), key=lambda kv: kv[1])
-    return value, alt, f"no {canon or 'matching'} peak for {where}; used the {alt} peak"
+    return value, alt, (f"no {canon or 'matching'} peak for {where}; used the {alt} peak. "
+                        f"{_roof_note(peaks, alt)}")
+
+
+_ONE_STEP_LOWER: dict[str, Literal["high", "medium", "low"]] = {
+    "high": "medium", "medium": "low", "low": "low"}
+
+
+def compute_roof_confidence(
+    peaks: Peaks, roof_axis: str | None, dtype: str | None,
+    confidence: Literal["high", "medium", "low"],
+) -> Literal["high", "medium", "low"]:
+    """An entry's confidence after its compute roof is taken into account: one step lower when
+    its verdict is on the compute axis and that roof is not a measured ceiling (a data-sheet
+    figure says what the silicon could do, not what a matmul reaches). Other entries keep
+    ``confidence``."""
+    if roof_axis != "compute" or not peaks.flops:
+        return confidence
+    if dtype is not None and peaks.flops_basis.get(dtype) == "measured":
+        return confidence
+    return _ONE_STEP_LOWER[confidence]
+
+
+def roof_for_rate(
+    peaks: Peaks, dtype: str | None, roof: float | None, achieved: float
+) -> tuple[float | None, str | None]:
+    """The compute roof to judge an ``achieved`` FLOP/s against, and a note when it moved.
+
+    A measured ceiling is the best rate one public benchmark found, not a physical limit: a
+    kernel can beat it. A rate above the measured ceiling by no more than the isolated noise
+    band (3.4 %, which cannot be told from the ceiling itself) and below the data sheet's
+    figure is at that ceiling: the roof becomes the rate itself (``roofline_pct`` 1.0, not an
+    infeasible ratio). Further above, the ratio stays above 1 and the sanity band flags it,
+    with a note: either the model over-counts or the ceiling is stale for this stack."""
+    if (roof is None or dtype is None or not achieved > roof
+            or peaks.flops_basis.get(dtype) != "measured"):
+        return roof, None
+    sheet = peaks.flops_data_sheet.get(dtype)
+    over = achieved / roof - 1.0
+    if over <= ISOLATED_NOISE and (sheet is None or achieved <= sheet):
+        return achieved, (f"Roof: {_tflops(achieved)} is {over:.1%} above the measured {dtype} "
+                          f"ceiling ({_tflops(roof)}), inside the {ISOLATED_NOISE:.1%} noise "
+                          "band: taken as at the ceiling (roof = this rate).")
+    where = (f"below the {_tflops(sheet)} data sheet" if sheet is not None and achieved <= sheet
+             else "also above the data sheet" if sheet is not None else "no data sheet figure")
+    return roof, (f"Roof: {_tflops(achieved)} is {over:.1%} above the measured {dtype} ceiling "
+                  f"({_tflops(roof)}; {where}): the byte/FLOP model over-counts, or the ceiling "
+                  "is stale for this stack.")
+
+
+def compute_axis_veto(peaks: Peaks) -> str | None:
+    """Why compute-axis numbers on these peaks must not carry a verdict (§8.2), or ``None``.
+
+    Only a failed check vetoes: a bf16/fp16 pair that disagrees (measured ceilings beyond the
+    isolated noise band, or two table figures that differ). A check that could not be made
+    (``compute_validated is None``) does not; its entries carry a note instead."""
+    if peaks.compute_validated is False and peaks.flops:
+        return "compute-axis peak unvalidated: bf16 ≠ fp16 " + (
+            "(measured ceilings)" if {"bf16", "fp16"} <= set(peaks.flops_measured)
+            else "in the peak table")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,11 @@
 """``profile_roofline.csv``: one row per entry with the dashboard tables' columns.
 
+The next target (``core.reading.next_target``) is a column, ``next_target``: ``next`` (or
+``next (host-side)``) on the pick's row, ``skipped: <reason>`` on the rows it passed over, empty
+elsewhere. A column, not a trailing comment row: ``csv.DictReader``, pandas and spreadsheets all
+read an extra column as data and ignore it when unasked, while a ``#`` row is read as one more
+entry by each of them (pandas unless told ``comment="#"``) and breaks "one row per entry".
+
 Numbers are written as the artifact holds them (SI units, full precision, empty when unknown) so
 a spreadsheet or a script reads them without parsing human units. Strings pass through the
 sanitiser, and a cell that a spreadsheet would run as a formula (``=``, ``+``, ``@``) is quoted
@@ -12,6 +18,7 @@ import csv
 import io
 from typing import Any
 
+from roofline_tui.core import reading
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.rounds.layout import CSV_NAME
 from roofline_tui.core.textsafe import printable
@@ -23,25 +30,13 @@ COLUMNS = (
     "serving_weighted_pct", "regime", "op_class", "bound_type", "roofline_pct", "target_eff",
     "attainable_speedup", "expected_e2e_gain_pct", "headroom_class", "route", "confidence",
     "flags", "model_caution", "delta_t_pct_vs_prev", "t_ms", "bytes_est", "flops_est",
-    "arithmetic_intensity",
+    "arithmetic_intensity", "next_target",
 )
 
 
 def _flags(e: Entry) -> str:
-    out = []
-    if e.suspect:
-        out.append("suspect")
-    for key, label in (("dispatch_bound", "dispatch-bound"), ("contradiction", "contradiction"),
-                       ("advisory", "advisory")):
-        if getattr(e, key, None):
-            out.append(label)
-    if not e.modeled:
-        out.append("unmodelled")
-    if getattr(e, "model_caution", None):
-        out.append("caution")
-    if e.regime_assumed:
-        out.append("regime-assumed")
-    return " ".join(out)
+    """The entry's flags (``core.reading.flags``), space-separated."""
+    return " ".join(reading.flags(e))
 
 
 def _cell(value: Any) -> str | float | int:
@@ -70,6 +65,7 @@ def artifact_to_csv(artifact: Artifact) -> str:
     by_gain = _ranks(artifact.ranking_by_expected_gain)
     order = sorted(artifact.entries,
                    key=lambda e: (by_pct.get(e.short_name, len(by_pct) + 1), e.short_name))
+    nxt = reading.next_target(artifact)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
@@ -79,6 +75,7 @@ def artifact_to_csv(artifact: Artifact) -> str:
             "rank_by_pct": by_pct.get(e.short_name),
             "rank_by_expected_gain": by_gain.get(e.short_name),
             "flags": _flags(e),
+            "next_target": reading.next_role(nxt, e),
             "model_caution": caution if isinstance(caution, str) else (
                 "true" if caution else None),
         }

@@ -32,7 +32,6 @@ from roofline_tui.core.names import cap_name
 from roofline_tui.core.operands import Role
 from roofline_tui.core.textsafe import printable
 
-
 ROLES: frozenset[str] = frozenset(get_args(Role))
 
 MAX_DIM = 2**40

@@ -1083,7 +1083,7 @@ def _align_streams(cap: list[str], rep: list[str], streams: list[int | None],
                     "on any stream")
         best = cands[0]
         if len(cands) > 1:
-            def run(s: int | None) -> int:
+            def run(s: int | None, i: int = i) -> int:
                 q, h, r = queues[s], head[s], 1
                 while (r < RUN_LOOKAHEAD and i + r < len(cap) and h + r < len(q)
                        and rep[q[h + r]] == cap[i + r]):

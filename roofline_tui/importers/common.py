@@ -13,10 +13,10 @@ from typing import Any
 
 from roofline_tui.core import units
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
-from roofline_tui.importers.instances import entry_extension
 from roofline_tui.core.names import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
+from roofline_tui.importers.instances import entry_extension
 
 TOPN_JSON = "profile_topN.json"
 TOPN_MD = "profile_topN.md"

@@ -53,7 +53,9 @@ def test_full_chip_is_unchanged(bundled) -> None:
     assert full.confidence == plain.confidence == "high"
     assert full.hbm_bw_bytes_s == plain.hbm_bw_bytes_s == pytest.approx(5.3e12)
     assert full.flops == plain.flops
-    assert full.flops["bf16"] == pytest.approx(MI300X_BF16, rel=1e-4)
+    # ``flops`` is the roof in use (bf16: the measured MAMF ceiling); the data sheet is kept
+    assert full.flops_data_sheet["bf16"] == pytest.approx(MI300X_BF16, rel=1e-4)
+    assert full.flops["bf16"] == pytest.approx(668.4e12)
     assert full.cu == 304
     assert full.problems == plain.problems
     assert not any("CUs" in p for p in full.problems)
@@ -64,9 +66,13 @@ def test_cpx_nps1_scales_compute_not_bandwidth(bundled) -> None:
     p = _resolve_like_env(bundled, _kineto_mi300x(38, 192 * GIB))
     assert p.source == "table" and p.product == "mi300x"
     assert p.cu == 38
-    assert p.flops["bf16"] == pytest.approx(MI300X_BF16 / 8, rel=1e-4)  # 163.4 TFLOP/s
+    assert p.flops_data_sheet["bf16"] == pytest.approx(MI300X_BF16 / 8, rel=1e-4)  # 163.4
     assert p.flops["fp8"] == pytest.approx(MI300X_FP8 / 8, rel=1e-4)
-    assert p.flops["bf16"] == p.flops["fp16"] and p.compute_validated
+    # the measured bf16 ceiling (the roof in use) scales with the CUs like the data sheet
+    assert p.flops["bf16"] == p.flops_measured["bf16"] == pytest.approx(668.4e12 / 8)
+    # §8.2 cannot be checked (no measured fp16 ceiling): not validated, and not vetoed
+    assert p.flops_data_sheet["bf16"] == p.flops_data_sheet["fp16"]
+    assert p.compute_validated is None
     assert p.hbm_bw_bytes_s == pytest.approx(5.3e12)
     assert p.confidence == "medium"
     note = next(x for x in p.problems if "38 of" in x)
@@ -77,7 +83,7 @@ def test_cpx_nps1_scales_compute_not_bandwidth(bundled) -> None:
 def test_cpx_nps4_scales_bandwidth_by_the_memory_share(bundled) -> None:
     """38 CUs and 48 GiB visible (a quarter of the HBM): NPS4, bandwidth 5.3e12 / 4."""
     p = _resolve_like_env(bundled, _kineto_mi300x(38, 48 * GIB))
-    assert p.flops["bf16"] == pytest.approx(MI300X_BF16 / 8, rel=1e-4)
+    assert p.flops_data_sheet["bf16"] == pytest.approx(MI300X_BF16 / 8, rel=1e-4)
     assert p.hbm_bw_bytes_s == pytest.approx(1.325e12)
     assert p.confidence == "medium"
     assert any("NPS4" in x for x in p.problems)
@@ -122,7 +128,8 @@ def test_h100_mig_instance(bundled) -> None:
     bf16 989.4e12 × 16/132 = 119.9e12, HBM 3.35e12 / 8 = 4.19e11."""
     p = resolve_peaks(bundled, gfx="sm_90", product="H100", device_props={
         "name": "NVIDIA H100 80GB HBM3 MIG 1g.10gb", "numSms": 16, "totalGlobalMem": 10 * GIB})
-    assert p.flops["bf16"] == pytest.approx(989.4e12 * 16 / 132, rel=1e-4)
+    assert p.flops_data_sheet["bf16"] == pytest.approx(989.4e12 * 16 / 132, rel=1e-4)
+    assert p.flops["bf16"] == pytest.approx(794.5e12 * 16 / 132, rel=1e-4)  # measured roof
     assert p.hbm_bw_bytes_s == pytest.approx(3.35e12 / 8)
     assert p.confidence == "medium"
     assert any("16 of" in x and "132 SMs" in x for x in p.problems)
@@ -132,10 +139,12 @@ def test_other_sku_is_only_flagged(bundled) -> None:
     """114 SMs under an H100 label is an H100 PCIe, not a MIG slice; 300 CUs is no partition of
     an MI300X: the peaks stay the table's, with the mismatch flagged."""
     h = resolve_peaks(bundled, gfx="sm_90", product="H100", device_props={"numSms": 114})
-    assert h.flops["bf16"] == pytest.approx(989.4e12, rel=1e-4) and h.confidence == "high"
+    assert h.flops_data_sheet["bf16"] == pytest.approx(989.4e12, rel=1e-4)
+    assert h.flops["bf16"] == pytest.approx(794.5e12) and h.confidence == "high"  # measured
     assert any("114 CUs/SMs" in x for x in h.problems)
     m = resolve_peaks(bundled, gfx="gfx942", product="MI300X", device_props={"numSms": 300})
-    assert m.flops["bf16"] == pytest.approx(MI300X_BF16, rel=1e-4) and m.confidence == "high"
+    assert m.flops_data_sheet["bf16"] == pytest.approx(MI300X_BF16, rel=1e-4)
+    assert m.confidence == "high"
 
 
 def test_partition_through_analyze(worked_example: Path) -> None:

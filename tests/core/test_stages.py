@@ -107,7 +107,12 @@ def test_nvidia_gemm_from_an_ncu_csv(tmp_path: Path) -> None:
     assert gemm.flops_est == pytest.approx(2 * 4096**3, rel=0.01)
     assert gemm.bytes_est == pytest.approx(134.2e6, rel=0.01)  # 100.66 MB read + 33.55 written
     assert gemm.confidence == "high"
-    assert 0.8 <= gemm.roofline_pct <= 0.95
+    # 2·4096³ FLOP in 498.21 µs = 275.9 TFLOP/s: 1.7 % above A100's measured bf16 matmul
+    # ceiling (MAMF 271.2 TFLOP/s), inside the 3.4 % noise band, so the kernel is at that
+    # ceiling: roofline 1.0, saturated (against the 312 data sheet it read 0.88)
+    assert gemm.roofline_pct == 1.0 and not gemm.suspect
+    assert gemm.headroom_class == "saturated"
+    assert "noise band" in gemm.notes
     assert gemm.route == "host_side"  # cutlass library GEMM: not editable
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.model_config import ModelShape, load_model_config
@@ -375,6 +376,6 @@ def test_describe_gives_one_line_per_field(sglang_entries: list[Entry]) -> None:
 
 def test_trace_dims_is_frozen() -> None:
     dims = TraceDims(hidden_size=8)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         dims.hidden_size = 9  # type: ignore[misc]
     hash(dims)

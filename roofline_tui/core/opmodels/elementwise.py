@@ -39,6 +39,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.opmodels.base import (
     Candidate,
     FunctionModel,
@@ -51,7 +52,6 @@ from roofline_tui.core.opmodels.base import (
     numel,
 )
 from roofline_tui.core.opmodels.gemm import instance_roles, recorded_dtype
-from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.operands import OpRoles, output_dims, roles_of
 from roofline_tui.core.opmodels.base import (
     Candidate,
     FunctionModel,
@@ -38,7 +39,6 @@ from roofline_tui.core.opmodels.base import (
     lower_precision_weights,
     numel,
 )
-from roofline_tui.core.operands import OpRoles, output_dims, roles_of
 from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {

@@ -38,7 +38,7 @@ from typing import Literal
 from roofline_tui.core.classify import MOE_STAGE1_RE as _STAGE1_RE
 from roofline_tui.core.classify import MOE_STAGE2_RE as _STAGE2_RE
 from roofline_tui.core.classify import classify, stage_in_name
-from roofline_tui.core.inputs import TopN, TopNEntry
+from roofline_tui.core.inputs import TopN, TopNEntry, launches_per_step
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -224,20 +224,6 @@ def moe_stage(name: str, weights: list[list[int]], geo: Geometry | None,
 # --------------------------------------------------------------------------- the Top-N as a whole
 
 
-def launches_in(entry: TopNEntry, regime: str, topn: TopN) -> float | None:
-    """Launches per step of ``entry`` in ``regime``, read as the engine reads them
-    (``calls_per_step``, else the regime's measured calls over its step count)."""
-    if regime in entry.calls_per_step:
-        return entry.calls_per_step[regime]
-    sv = topn.serving
-    steps = None
-    if sv is not None:
-        steps = sv.n_decode_steps if regime == "decode" else sv.n_prefill_steps
-    if steps and regime in entry.phase_calls_measured:
-        return entry.phase_calls_measured[regime] / steps
-    return None
-
-
 _SAME = 0.02  # two launch counts within 2 % of each other are the same count
 
 
@@ -279,7 +265,7 @@ class _Index:
         self.entries = topn.entries
         self.size = len(topn.entries)
         counted = sorted((lps, i) for i, e in enumerate(topn.entries)
-                         if (lps := launches_in(e, regime, topn)))
+                         if (lps := launches_per_step(e, regime, topn)))
         self._keys = [k for k, _ in counted]
         self._rows = [topn.entries[i] for _, i in counted]
         self._moe: dict[tuple[int, bool], bool] = {}
@@ -330,7 +316,7 @@ def _family(ctx: OpContext, geo: Geometry | None) -> _Family:
         return _Family(None, None, ())
     idx = _index(topn, ctx.regime)
     row = idx.by_name.get(ctx.name)
-    lps = launches_in(row, ctx.regime, topn) if row is not None else None
+    lps = launches_per_step(row, ctx.regime, topn) if row is not None else None
     if lps is None:
         return _Family(row, None, ())
     experts = bool(ctx.model is not None and ctx.model.num_experts)

@@ -20,8 +20,8 @@ import pytest
 from roofline_tui.core.dtypes import DTYPE_BYTES
 from roofline_tui.core.inputs import Workload
 from roofline_tui.core.opmodels import OpContext, OpModelUnavailable, elementwise
-from roofline_tui.core.operands import roles_of
-from roofline_tui.core.topn_ext import Instance, Operand
+from roofline_tui.core.topn_ext import Instance
+from tests.core.opmodels.recorded import instance
 from tests.paths import REAL_FORMATS, REPO_ROOT, need
 
 BF16, FP32, I64 = "c10::BFloat16", "float", "long int"
@@ -33,14 +33,6 @@ QK = 16 * 16 * 559 * 64
 QK_BYTES = QK * 2  # 18,317,312
 
 
-def instance(op: str, args: list[tuple[Any, str]], calls: int = 10,
-             total_us: float = 100.0) -> Instance:
-    """An instance of ``op`` with ``args`` as (dims, recorded type), roles from the table."""
-    types = [t for _, t in args]
-    dims = [d for d, _ in args]
-    roles = roles_of(op, len(args), types, dims=dims).roles
-    return Instance(op=op, calls=calls, total_us=total_us,
-                    args=[Operand(dims=d, type=t, role=r) for (d, t), r in zip(args, roles)])
 
 
 def ctx(inst: Instance | None, sub: str = "elementwise", *, name: str = "elementwise_kernel",

@@ -14,21 +14,13 @@ import pytest
 from roofline_tui.core.dtypes import DTYPE_BYTES
 from roofline_tui.core.inputs import Workload
 from roofline_tui.core.opmodels import OpContext, gemm
-from roofline_tui.core.operands import roles_of
-from roofline_tui.core.topn_ext import Instance, Operand
+from roofline_tui.core.topn_ext import Instance
+from tests.core.opmodels.recorded import instance
 
 BF16, FP32, E4M3 = "c10::BFloat16", "float", "c10::Float8_e4m3fn"
 U8, FP4X2, E8M0 = "unsigned char", "c10::Float4_e2m1fn_x2", "c10::Float8_e8m0fnu"
 
 
-def instance(op: str, args: list[tuple[Any, str]], calls: int = 10,
-             total_us: float = 100.0) -> Instance:
-    """An instance of ``op`` with ``args`` as (dims, recorded type), roles from the table."""
-    types = [t for _, t in args]
-    dims = [d for d, _ in args]
-    roles = roles_of(op, len(args), types, dims=dims).roles
-    return Instance(op=op, calls=calls, total_us=total_us,
-                    args=[Operand(dims=d, type=t, role=r) for (d, t), r in zip(args, roles)])
 
 
 def ctx(inst: Instance | None, *, name: str = "gemm_kernel", shapes: Any = None,

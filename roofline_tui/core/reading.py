@@ -1,0 +1,352 @@
+"""The one reading of an entry: its flags, why it has no verdict, whether it is advisory, and the
+round's headline answer, which kernel to work on next.
+
+Every renderer takes these from here and only formats them: the Markdown (``core/markdown.py``),
+the CSV (``core/table_csv.py``), ``roofline analyze``'s table (``cli/analyze.py``) and the
+dashboard (``app/view.py``, which owns the symbols and styles). Nothing here formats for a
+terminal; strings that come from a file pass through :func:`printable`.
+
+Flags, most important first (:data:`FLAGS` is the order):
+
+* ``caution`` — the speedup is not to be taken at face value: the entry's ``model_caution``, or
+  a ``notes`` sentence saying the number is not credible (upstream writes it there);
+* ``suspect`` — the model implies a rate above peak (spec L3);
+* ``contradiction`` — a measured speedup beat the prediction (spec §8.4);
+* ``counters-contradict`` — a stage-C counter contradicts the bound type;
+* ``dispatch-bound`` — the per-launch time is within launch-overhead scale;
+* ``unmodelled`` — no byte/FLOP model;
+* ``regime-assumed`` — nothing recorded says which regime the kernel ran in;
+* ``advisory`` — stage A / low confidence: rank on pct_gpu_time. A table shows it once per round
+  (:data:`ROUND_FLAGS`, :func:`row_flags`); the files keep it on each row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any, Literal, get_args
+
+from roofline_tui.core import units
+from roofline_tui.core.artifact import Artifact, Entry, NextSkipped, NextSkipReason, NextTarget
+from roofline_tui.core.demangle import display_name, fit
+from roofline_tui.core.textsafe import printable
+
+__all__ = [
+    "FLAGS",
+    "Flag",
+    "LinePart",
+    "NO_VERDICT_LABEL",
+    "ROUND_FLAGS",
+    "caution",
+    "flags",
+    "gain_order",
+    "is_advisory",
+    "next_line",
+    "next_parts",
+    "next_role",
+    "next_target",
+    "no_verdict_flag",
+    "no_verdict_label",
+    "round_is_advisory",
+    "row_flags",
+]
+
+Flag = Literal["caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
+               "unmodelled", "regime-assumed", "advisory"]
+FLAGS: tuple[Flag, ...] = get_args(Flag)
+# flags a table states once for the round (its header), not on every row
+ROUND_FLAGS: frozenset[Flag] = frozenset({"advisory"})
+
+# What the headroom cell of an entry without a verdict reads: the first of these flags it has.
+NO_VERDICT_LABEL: dict[Flag, str] = {
+    "suspect": "– suspect",
+    "contradiction": "– contradiction",
+    "counters-contradict": "– counters ≠",
+    "dispatch-bound": "– dispatch-bound",
+    "unmodelled": "– unmodelled",
+}
+
+_CAUTION_WORDS = re.compile(r"not credible|implausible|do not quote", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------------------------
+# one entry
+
+
+def caution(e: Entry) -> str | None:
+    """Why this entry's speedup must not be taken at face value, or None.
+
+    The entry's ``model_caution`` (a sentence, or ``True`` in an upstream file for a speedup
+    above the plausibility limit); failing that, the ``notes`` sentence that says the number is
+    not credible.
+    """
+    value: object = getattr(e, "model_caution", None)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if value is True:
+        return (f"attainable speedup {units.ratio(e.attainable_speedup, 1)} is implausible: "
+                "the byte/FLOP model probably under-counts the work")
+    notes = e.notes or ""
+    m = _CAUTION_WORDS.search(notes)
+    if m:
+        start = max(notes.rfind(". ", 0, m.start()) + 2, 0) if ". " in notes[:m.start()] else 0
+        end = notes.find(". ", m.end())
+        return notes[start:end + 1 if end >= 0 else len(notes)].strip()
+    return None
+
+
+def is_advisory(e: Entry) -> bool:
+    """The advisory rule for one entry: flagged advisory, or of low confidence (stage A)."""
+    return bool(e.advisory) or e.confidence == "low"
+
+
+def round_is_advisory(artifact: Artifact) -> bool:
+    """A round is advisory when any of its entries is."""
+    return any(is_advisory(e) for e in artifact.entries)
+
+
+def flags(e: Entry) -> list[Flag]:
+    """The entry's flags, in :data:`FLAGS` order."""
+    found: set[Flag] = set()
+    if caution(e):
+        found.add("caution")
+    if e.suspect:
+        found.add("suspect")
+    if e.contradiction:
+        found.add("contradiction")
+    if any(c.verdict == "contradicts" for c in e.corroboration):
+        found.add("counters-contradict")
+    if e.dispatch_bound:
+        found.add("dispatch-bound")
+    if not e.modeled:
+        found.add("unmodelled")
+    if e.regime_assumed:
+        found.add("regime-assumed")
+    if is_advisory(e):
+        found.add("advisory")
+    return [f for f in FLAGS if f in found]
+
+
+def row_flags(e: Entry) -> list[Flag]:
+    """The flags a table row shows: :func:`flags` less those stated once per round."""
+    return [f for f in flags(e) if f not in ROUND_FLAGS]
+
+
+def no_verdict_flag(e: Entry) -> Flag | None:
+    """The flag that says why an entry has no verdict (None when it has one, or none says)."""
+    if e.has_verdict:
+        return None
+    return next((f for f in flags(e) if f in NO_VERDICT_LABEL), None)
+
+
+def no_verdict_label(e: Entry) -> str | None:
+    """``– dispatch-bound``: the short form of :func:`no_verdict_flag`."""
+    f = no_verdict_flag(e)
+    return None if f is None else NO_VERDICT_LABEL[f]
+
+
+# ---------------------------------------------------------------------------------------------
+# the next target
+
+
+def gain_order(artifact: Artifact) -> list[Entry]:
+    """The entries in the gain ranking's order (a repeated short name takes the next entry of
+    that name; entries the ranking does not name follow, in file order)."""
+    by_short: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(artifact.entries):
+        by_short[e.short_name].append(i)
+    used: dict[str, int] = defaultdict(int)
+    order: list[int] = []
+    for name in artifact.ranking_by_expected_gain:
+        idx = by_short.get(name, [])
+        if used[name] < len(idx):
+            order.append(idx[used[name]])
+            used[name] += 1
+    taken = set(order)
+    order += [i for i in range(len(artifact.entries)) if i not in taken]
+    return [artifact.entries[i] for i in order]
+
+
+def label_of(e: Entry, limit: int = 40) -> str:
+    """The readable name: the demangled function name (or the name itself), printable, cut in
+    the middle past ``limit`` (the tail tells library kernels apart)."""
+    return fit(printable(display_name(e.name)), limit)
+
+
+def _zero_gain(e: Entry) -> bool:
+    g = e.expected_e2e_gain_pct
+    return g is None or round(g, 2) <= 0.0
+
+
+def _lever(e: Entry) -> str | None:
+    levers = [lv for lv in e.byte_reduction_levers if not lv.startswith("constraint:")]
+    return printable(levers[0]) if levers else None
+
+
+def _skip_reason(e: Entry) -> tuple[NextSkipReason, str] | None:
+    """Why an entry with a verdict is not the next target; None when it qualifies (an
+    editable one) or is host-side with a real gain (``host-side``, decided by the caller)."""
+    if e.part_of:
+        return "part-of", f"judged in the logical op of {printable(e.part_of, limit=60)}"
+    why = caution(e)
+    if why:
+        return "caution", printable(why, limit=200)
+    if e.suspect:
+        return "suspect", printable(e.no_verdict_reason or "the model implies a rate above peak",
+                                    limit=200)
+    if e.headroom_class == "saturated":
+        return "saturated", (f"saturated at {units.pct(e.roofline_pct)} of its "
+                             f"{printable(e.bound_type)} roof, no tuning headroom")
+    if _zero_gain(e):
+        return "zero-gain", f"expected gain {units.pct_points(e.expected_e2e_gain_pct, 2)}"
+    return None
+
+
+def _why(e: Entry) -> str:
+    """One clause: where the kernel sits against its roof."""
+    return (f"{printable(e.headroom_class)}: {printable(e.bound_type)}-bound at "
+            f"{units.pct(e.roofline_pct)} of its roof, target {units.pct(e.target_eff)}")
+
+
+HOST_SIDE_WHY = "host-side levers only (dispatch, tuning DB, backend)"
+
+
+def next_target(artifact: Artifact) -> NextTarget:
+    """Which kernel to work on next.
+
+    The top of the gain ranking among entries with a verdict, an editable call site, no model
+    caution, not suspect, not saturated, not judged inside another entry's logical op, and an
+    expected gain above 0.00 %. When no editable entry qualifies, the top host-side entry (with
+    a real gain) is the pick, its levers host-side. Entries with a verdict ranked above the pick
+    (all of them when the pick is host-side or there is none) that were passed over are listed
+    in ``skipped`` with the reason; a saturated one leads the line with its byte-reduction
+    lever, and the first host-side one above an editable pick is named with its levers.
+
+    Never raises: values read from a file that are not what the schema says (a hand-edited
+    artifact) are carried as they are (built without validation) and printed escaped.
+    """
+    ranked = gain_order(artifact)
+    verdict = [e for e in ranked if e.has_verdict]
+    reasons = [_skip_reason(e) for e in verdict]
+    pick_i = next((i for i, (e, r) in enumerate(zip(verdict, reasons))
+                   if r is None and e.editable is not False), None)
+    limit = len(verdict) if pick_i is None else pick_i
+    host_i = None
+    if pick_i is None:
+        host_i = next((i for i, (e, r) in enumerate(zip(verdict, reasons)) if r is None), None)
+    skipped: list[NextSkipped] = []
+    for i in range(limit):
+        if i == host_i:
+            continue
+        e, r = verdict[i], reasons[i]
+        reason, detail = r if r is not None else ("host-side", HOST_SIDE_WHY)
+        fields: dict[str, Any] = {"short_name": e.short_name, "label": label_of(e),
+                                     "reason": reason, "detail": detail}
+        if reason == "saturated":
+            fields["lever"] = _lever(e)
+        skipped.append(NextSkipped.model_construct(**fields))
+    values: dict[str, Any] = {"stage": artifact.stage, "advisory": round_is_advisory(artifact),
+                                 "skipped": skipped}
+    chosen = pick_i if pick_i is not None else host_i
+    if chosen is not None:
+        e = verdict[chosen]
+        values.update(kernel=e.name, short_name=e.short_name, label=label_of(e), route=e.route,
+                      headroom_class=e.headroom_class, confidence=e.confidence,
+                      expected_e2e_gain_pct=e.expected_e2e_gain_pct,
+                      attainable_speedup=e.attainable_speedup, host_side=pick_i is None,
+                      why=HOST_SIDE_WHY if pick_i is None else _why(e))
+    elif not artifact.entries:
+        values["why"] = "nothing analysed yet"
+    elif any(s.reason == "saturated" for s in skipped):
+        values["why"] = "no other entry has tuning headroom"
+    elif skipped:
+        values["why"] = "no entry with a verdict qualifies: follow the GPU-time order"
+    else:
+        values["why"] = "no entry has a trustworthy verdict: follow the GPU-time order"
+    nt = NextTarget.model_construct(**values)
+    nt.line = next_line(nt)
+    return nt
+
+
+# -- the line --------------------------------------------------------------------------------
+
+# What a piece of the line is, so a styled renderer (the dashboard) can colour it; the plain
+# renderers join the texts.
+LinePart = Literal["lead", "advisory", "saturated", "name", "plain", "numbers", "host",
+                   "skipped", "dim"]
+
+_SKIP_PHRASE: dict[NextSkipReason, str] = {
+    "caution": "with an implausible speedup (!)",
+    "suspect": "suspect",
+    "zero-gain": "with 0.00% gain",
+    "part-of": "judged in another kernel's logical op",
+    "saturated": "more saturated",
+    "host-side": "more host-side",
+}
+
+
+def lever_headline(lever: str, limit: int = 36) -> str:
+    """A lever's first clause, without its parentheses, for the one-line reading
+    (``fuse `x` (act, 1.07% GPU) into this kernel: removes…`` → ``fuse `x` into this kernel``)."""
+    head = printable(re.sub(r"\s*\([^()]*\)", "", lever.split(": ", 1)[0]).strip() or lever)
+    if len(head) > limit:
+        cut = head[:limit].rsplit(" ", 1)[0]
+        head = (cut if len(cut) > limit // 2 else head[:limit - 1]) + "…"
+    return head
+
+
+def _numbers(nt: NextTarget) -> str:
+    return (f"(gain {units.pct_points(nt.expected_e2e_gain_pct, 2)}, speedup "
+            f"{units.ratio(nt.attainable_speedup)}, confidence {printable(nt.confidence)})")
+
+
+def next_parts(nt: NextTarget) -> list[tuple[str, LinePart]]:
+    """The line as (text, part) pieces; :func:`next_line` is their texts joined."""
+    out: list[tuple[str, LinePart]] = []
+    if nt.advisory:
+        out += [("Next ", "lead"), (f"(advisory, stage {printable(nt.stage)})", "advisory"),
+                (": ", "lead")]
+    else:
+        out.append(("Next: ", "lead"))
+    skipped = list(nt.skipped)
+    saturated = next((s for s in skipped if s.reason == "saturated"), None)
+    host_above = None if nt.host_side or nt.kernel is None else next(
+        (s for s in skipped if s.reason == "host-side"), None)
+    if saturated is not None:
+        out += [(saturated.label, "saturated"), (": saturated, no tuning headroom", "plain")]
+        lever = f": {lever_headline(saturated.lever)}" if saturated.lever else ""
+        out.append((f" — move fewer bytes{lever}", "plain"))
+        out.append((" · then: " if nt.kernel is not None else " · ", "plain"))
+    if nt.kernel is not None:
+        out.append((nt.label, "name"))
+        if nt.route and not nt.host_side:  # a host-side pick's route says what its why says
+            out.append((f" — {printable(nt.route, limit=30)}", "plain"))
+        out += [(f" — {nt.why} ", "plain"), (_numbers(nt), "numbers")]
+    else:
+        out.append((nt.why, "dim"))
+    if host_above is not None:
+        out += [(" · above it: ", "plain"), (host_above.label, "plain"),
+                (" (host-side levers only)", "host")]
+    rest = [s for s in skipped if s is not saturated and s is not host_above]
+    if rest:
+        counts: dict[NextSkipReason, int] = {}
+        for s in rest:
+            counts[s.reason] = counts.get(s.reason, 0) + 1
+        where = "higher" if nt.kernel is not None and not nt.host_side else "with a verdict"
+        what = ", ".join(f"{n} {_SKIP_PHRASE[r]}" for r, n in counts.items())
+        out.append((f" · skipped {where}: {what}", "skipped"))
+    return out
+
+
+def next_line(nt: NextTarget) -> str:
+    """The next target in one line, as every renderer prints it."""
+    return "".join(text for text, _ in next_parts(nt))
+
+
+def next_role(nt: NextTarget, e: Entry) -> str:
+    """Where ``e`` stands in the next-target reading, for a per-entry column: ``next``,
+    ``next (host-side)``, ``skipped: <reason>``, or empty."""
+    if nt.short_name is not None and e.short_name == nt.short_name and e.name == nt.kernel:
+        return "next (host-side)" if nt.host_side else "next"
+    skip = next((s for s in nt.skipped if s.short_name == e.short_name), None)
+    return f"skipped: {skip.reason}" if skip is not None else ""
