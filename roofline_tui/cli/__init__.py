@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from roofline_tui.cli import analyze, calibrate, dash, imports, rounds, schema
-from roofline_tui.cli.args import check_paths
+from roofline_tui.cli.args import check_paths, usage_error
 
 Register = Callable[[argparse._SubParsersAction], None]
 
@@ -97,6 +97,14 @@ def _main(argv: Sequence[str] | None) -> int:
         code = check_paths(args.command, args)
         if code:
             return code
+        if getattr(args, "device", None) and args.command in ("rounds", "playbook", "dash"):
+            # every command that takes SOURCES refuses a --device the peak table does not know
+            # (analyze checks it itself, after its own directory check)
+            from roofline_tui.cli.analyze import device_problem
+
+            refused = device_problem(args)
+            if refused:
+                return usage_error(args.command, refused)
         return int(func(args) or 0)
     except KeyboardInterrupt:
         return 130

@@ -87,7 +87,7 @@ def annotate(entries: list[Entry],
                 else "the best memory-axis kernel of this run")
         shown = f"{units.rate(found.rate, unit.removesuffix('/s'))}/s"
         if found.by == e.short_name:
-            note = f"this kernel is {what.removeprefix('the ')}: {shown}"
+            note = f"this kernel is {what}: {shown}"
         else:
             note = f"{what} reaches {shown} ({found.by})"
         doubted = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str,
 
 def next_steps(out_dir: Path, env_path: Path | None) -> list[str]:
     """What to run next, and what analyze will miss (the model's config.json)."""
-    lines = [f"next: roofline analyze {printable(out_dir)}"]
+    lines = [f"next: roofline analyze {shlex.quote(printable(out_dir))}"]
     env = env_path or find_existing_env(out_dir)
     where = [Path(out_dir) / CONFIG_NAME]
     if env is not None:

@@ -149,6 +149,16 @@ def test_an_unknown_device_is_a_usage_error_naming_the_near_ones(demo_copy: Path
         assert roofline("analyze", r, "--device", device).returncode == 0, device
 
 
+def test_every_command_with_sources_refuses_an_unknown_device(demo_copy: Path) -> None:
+    """rounds, playbook and dash take the same SOURCES as analyze, so the same refusal (exit 2,
+    the near names) before anything is read or written; dash is refused before Textual
+    starts."""
+    for cmd in (["rounds", demo_copy], ["playbook", demo_copy, "--dry-run"], ["dash", demo_copy]):
+        done = roofline(*cmd, "--device", "H2000")
+        assert done.returncode == 2, cmd
+        assert "did you mean h200" in one_line(done), cmd
+
+
 # -- the next target: the last line, and in the JSON ----------------------------------------------
 
 def test_the_next_target_is_the_last_line_and_in_the_artifact(demo_copy: Path) -> None:
