@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedContent
 
@@ -35,12 +37,19 @@ from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.core import demangle as names
 from roofline_tui.core import units
 from roofline_tui.core.analyze import AnalyzeOptions
+from roofline_tui.core.artifact import AnalysisSettings, Artifact
 from roofline_tui.core.demangle import fit
-from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, write_artifact, write_csv
+from roofline_tui.core.rounds.analysis import (
+    RoundResult,
+    RoundSources,
+    load_stored_artifact,
+    write_artifact,
+    write_csv,
+)
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
-from roofline_tui.core.rounds.fingerprint import RoundCache
+from roofline_tui.core.rounds.fingerprint import Fingerprint, RoundCache, file_fingerprint
 from roofline_tui.core.rounds.layout import TOPN_NAME, is_relevant_change, round_label, round_name
-from roofline_tui.core.rounds.snapshot import RoundSnapshot
+from roofline_tui.core.rounds.snapshot import RoundSnapshot, snapshot_fingerprint
 from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
@@ -50,6 +59,28 @@ if TYPE_CHECKING:
 BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
 
 Clock = Callable[[], datetime]
+
+
+@dataclass
+class InputsChecked(Message):
+    """The inputs of the analysed rounds, fingerprinted once the watchers were attached."""
+
+    current: dict[Path, Fingerprint]
+
+
+def settings_of(artifact: Artifact) -> AnalysisSettings | None:
+    """The settings an artifact records (older ones: the threshold and cap alone)."""
+    if artifact.analysis_settings is not None:
+        return artifact.analysis_settings
+    if artifact.head_threshold_pct is None or artifact.max_heads is None:
+        return None
+    return AnalysisSettings(head_threshold_pct=artifact.head_threshold_pct,
+                            max_heads=artifact.max_heads)
+
+
+def same_settings(a: AnalysisSettings, b: AnalysisSettings) -> bool:
+    return (a.head_threshold_pct, a.max_heads, a.priors_fingerprint) == (
+        b.head_threshold_pct, b.max_heads, b.priors_fingerprint)
 
 
 def _is_within(path: Path, root: Path) -> bool:
@@ -179,6 +210,7 @@ class RooflineApp(App[None]):
         demo: bool = False,
         options: AnalyzeOptions | None = None,
         invalid_after_s: float | None = None,
+        before_watchers: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         super().__init__()
         self.profile_dir = Path(profile_dir)
@@ -217,6 +249,14 @@ class RooflineApp(App[None]):
         self._handoff = threading.Lock()
         self._first_wait: threading.Event | None = None
         self._first_arrived: list[RoundAnalyzed | RoundFailed] = []
+        # start-up: awaited after the first frame, before the watchers start (tests hold the
+        # start there to change a file in the window the watchers cannot see)
+        self.before_watchers = before_watchers
+        self._fingerprints: dict[tuple[Path, int], Fingerprint] = {}  # (round, seq) -> inputs
+        self._check_when_done: set[Path] = set()  # pending when the watchers attached
+        # set once the watchers are attached and every analysed round's inputs were compared
+        # with the ones its shown result was computed from
+        self.inputs_checked = asyncio.Event()
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -278,7 +318,16 @@ class RooflineApp(App[None]):
         if self.watch_enabled:
             # after the first frame: starting the watchers imports watchfiles' async machinery
             # (anyio) and attaches them, 80-100 ms of CPU that the first frame need not wait for
-            self.call_after_refresh(self._start_watchers)
+            self.call_after_refresh(self._begin_watching)
+
+    def _begin_watching(self) -> None:
+        self.run_worker(self._start_watchers_when_ready(), group="watch-start",
+                        exit_on_error=False, name="watch start")
+
+    async def _start_watchers_when_ready(self) -> None:
+        if self.before_watchers is not None:
+            await self.before_watchers()
+        self._start_watchers()
 
     def _start_watchers(self) -> None:
         self._watchers_started = True
@@ -344,6 +393,8 @@ class RooflineApp(App[None]):
     def _analyze_in_thread(self, round_dir: Path, seq: int) -> None:
         message: RoundAnalyzed | RoundFailed
         try:
+            # before anything is read: a change made while it reads shows as a difference
+            self._fingerprints[(round_dir, seq)] = self.inputs_fingerprint(round_dir)
             result = analyze_round_with_history(round_dir, self.sources, self.options,
                                                 cache=self.round_cache)
         except Exception as exc:  # the engine should not raise; if it does, say so in place
@@ -365,10 +416,42 @@ class RooflineApp(App[None]):
             self._start_analysis(r, queued)
 
     def _outcome(self, message: RoundAnalyzed | RoundFailed) -> Decision:
-        self._finished(message.round_dir)
+        r = message.round_dir
+        self._finished(r)
+        fingerprint = self._fingerprints.pop((r, message.seq), None)
+        if r in self._check_when_done and r not in self._analysing:
+            # it was being analysed when the watchers attached: compare its inputs once more
+            self._check_when_done.discard(r)
+            self.call_after_refresh(self._check_inputs, [r])
         if isinstance(message, RoundAnalyzed):
-            return self.session.analyzed(message.round_dir, message.seq, message.result)
-        return self.session.failed(message.round_dir, message.seq, message.error)
+            return self.session.analyzed(r, message.seq, message.result, fingerprint=fingerprint)
+        return self.session.failed(r, message.seq, message.error)
+
+    def inputs_fingerprint(self, round_dir: Path) -> Fingerprint:
+        """What an analysis of ``round_dir`` reads, fingerprinted (the priors file too)."""
+        priors = self.options.priors_path if self.options is not None else None
+        return (snapshot_fingerprint(round_dir, self.sources, self.options),
+                file_fingerprint(priors) if priors is not None else None)
+
+    def _watchers_attached(self) -> None:
+        """The watchers see changes from now on; a change made before (after the first
+        analysis read its files, while the first frame was drawn) they never report. Compare
+        each analysed round's inputs with those its result was computed from."""
+        analysed = [r for r in self.session.results if r not in self._analysing]
+        self._check_when_done = {r for r in self._analysing if r in self.session.rounds}
+        self._check_inputs(analysed)
+
+    def _check_inputs(self, rounds: list[Path]) -> None:
+        def fingerprint_all() -> None:
+            current = {r: self.inputs_fingerprint(r) for r in rounds}
+            self.post_message(InputsChecked(current))
+
+        threading.Thread(target=fingerprint_all, daemon=True, name="inputs check").start()
+
+    def on_inputs_checked(self, message: InputsChecked) -> None:
+        self.apply(self.session.inputs_checked(message.current))
+        if not self._check_when_done:
+            self.inputs_checked.set()
 
     def on_round_analyzed(self, message: RoundAnalyzed) -> None:
         self.apply(self._outcome(message))
@@ -420,6 +503,7 @@ class RooflineApp(App[None]):
 
         root = self.watch_root
         extra = self.extra_roots()
+        attached = False
         while not self._stop_watch.is_set():
             if not root.is_dir():
                 await asyncio.sleep(self.poll_s)
@@ -428,6 +512,11 @@ class RooflineApp(App[None]):
                 continue
             paths = [root, *[p for p in extra if p.exists()]]
             self.watching = True
+            if not attached:
+                # watchfiles attaches its watcher in the first step of the loop below, before
+                # its first await; a callback queued now runs right after that step
+                attached = True
+                asyncio.get_running_loop().call_soon(self._watchers_attached)
             try:
                 async for changes in awatch(*paths, debounce=self.debounce_ms, step=self.step_ms,
                                             stop_event=self._stop_watch, recursive=True,
@@ -813,6 +902,11 @@ class RooflineApp(App[None]):
             self.notify(f"nothing to export: the shown round has no {TOPN_NAME} yet",
                         severity="warning", markup=False)
             return
+        # what is on screen, computed with the settings it records; said in the notice, and
+        # louder when it replaces an artifact computed with other settings
+        settings = settings_of(result.artifact)
+        stored, _ = load_stored_artifact(r)
+        before = settings_of(stored) if stored is not None else None
         try:
             json_path, md_path = write_artifact(result.artifact, r)
         except OSError as exc:
@@ -820,8 +914,15 @@ class RooflineApp(App[None]):
                         f"{printable(exc.strerror or exc)}", title="Export failed",
                         severity="error", markup=False, timeout=8)
             return
-        self.notify(f"wrote {self._shown_path(json_path)} and {printable(md_path.name)}",
-                    title="Exported", markup=False)
+        text = f"wrote {self._shown_path(json_path)} and {printable(md_path.name)}"
+        if settings is not None:
+            text += f" ({printable(settings.describe())})"
+        replaced = before is not None and settings is not None and not same_settings(before,
+                                                                                      settings)
+        if replaced and before is not None:
+            text += f"; replaced one computed with {printable(before.describe())}"
+        self.notify(text, title="Exported", markup=False,
+                    severity="warning" if replaced else "information")
 
     def _shown_path(self, path: Path) -> str:
         """A path as the user knows it: under the profile directory's display name."""

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.rounds.fingerprint import Fingerprint
 from roofline_tui.core.rounds.layout import (
     TOPN_NAME,
     is_relevant_change,
@@ -135,6 +136,8 @@ class Session:
         self.shown: Path | None = None
         self.results: dict[Path, RoundResult] = {}   # last good (or last) result per round
         self.computed_at: dict[Path, datetime] = {}
+        # the inputs' fingerprint each result on screen was computed from (taken before it read)
+        self.fingerprints: dict[Path, Fingerprint] = {}
         self.notes: dict[Path, Note] = {}
         self.global_note: Note | None = None      # profile directory missing / empty
         self.deleted: Path | None = None          # the shown round went away (until it is back
@@ -216,6 +219,7 @@ class Session:
             self.results.pop(r, None)
             self.notes.pop(r, None)
             self.computed_at.pop(r, None)
+            self.fingerprints.pop(r, None)
             self._half_written.pop(r, None)
             self._pending.discard(r)  # _seq stays: a round that comes back must not accept a
             # result computed before it went away
@@ -305,8 +309,10 @@ class Session:
             self._pending.discard(r)
         return True
 
-    def analyzed(self, r: Path, seq: int, result: RoundResult) -> Decision:
-        """An analysis finished: keep it, keep the last good one instead, or wait."""
+    def analyzed(self, r: Path, seq: int, result: RoundResult,
+                 fingerprint: Fingerprint | None = None) -> Decision:
+        """An analysis finished: keep it, keep the last good one instead, or wait.
+        ``fingerprint``: its inputs' fingerprint, kept with the result when it is shown."""
         if not self._accept(r, seq):
             return Decision()
         d = Decision(render=r == self.shown)
@@ -330,7 +336,7 @@ class Session:
                                      "complete file")
             else:
                 self.notes[r] = Note(reason, "error")
-                self._store(r, result)
+                self._store(r, result, fingerprint)
         else:
             if result.topn_found:
                 self.notes.pop(r, None)
@@ -340,13 +346,31 @@ class Session:
                     f"{TOPN_NAME}; shown as it is (nothing to recompute or export)", "information")
             else:
                 self.notes[r] = Note(f"No {TOPN_NAME} in {name} yet: waiting for it")
-            self._store(r, result)
+            self._store(r, result, fingerprint)
         self.generation += 1
         return d
 
-    def _store(self, r: Path, result: RoundResult) -> None:
+    def _store(self, r: Path, result: RoundResult, fingerprint: Fingerprint | None) -> None:
         self.results[r] = result
         self.computed_at[r] = self.clock()
+        if fingerprint is None:
+            self.fingerprints.pop(r, None)
+        else:
+            self.fingerprints[r] = fingerprint
+
+    def inputs_checked(self, current: Mapping[Path, Fingerprint]) -> Decision:
+        """The watchers are attached and ``current`` is what each round's inputs are now. A
+        round whose shown result was computed from other inputs changed while nothing watched
+        (between its analysis and the watchers' start): analyse it again."""
+        d = Decision()
+        now = self.monotonic()
+        for r, fp in current.items():
+            if r not in self.rounds or r in self._pending:
+                continue  # gone, or a newer analysis is coming anyway
+            if r in self.fingerprints and self.fingerprints[r] != fp:
+                self._last_change[r] = now
+                d.merge(self.request(r))
+        return d
 
     def failed(self, r: Path, seq: int, error: str) -> Decision:
         """The engine raised (it should not): say so in place, keep what is shown."""

@@ -12,7 +12,14 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from roofline_tui.cli.args import add_path, add_source_arguments, shown, sources_from_args
+from roofline_tui.cli.args import (
+    add_analysis_arguments,
+    add_path,
+    add_source_arguments,
+    options_from_args,
+    shown,
+    sources_from_args,
+)
 
 DEMO_PROFILE = "profile"
 
@@ -31,6 +38,7 @@ def register_dash(sub: argparse._SubParsersAction) -> None:
     )
     add_path(p, "round_dir", need="new-dir", metavar="PROFILE_DIR")
     add_source_arguments(p)
+    add_analysis_arguments(p)  # the same settings as analyze: `e` writes what they compute
     p.set_defaults(func=run_dash)
 
 
@@ -45,6 +53,7 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
             "recompute; the directory is kept and its path printed on exit."
         ),
     )
+    add_analysis_arguments(d)
     d.set_defaults(func=run_demo)
 
 
@@ -52,7 +61,10 @@ def run_dash(args: argparse.Namespace) -> int:
     # Textual: only for the dashboard
     from roofline_tui.app.app import RooflineApp
 
-    app = RooflineApp(args.round_dir, sources_from_args(args))
+    options, code = options_from_args("dash", args)
+    if options is None:
+        return code
+    app = RooflineApp(args.round_dir, sources_from_args(args), options=options)
     app.run()
     return 0
 
@@ -71,12 +83,16 @@ def copy_demo(dest_root: Path) -> Path:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    options, code = options_from_args("demo", args)
+    if options is None:  # refused before the temporary copy is made
+        return code
     root = Path(tempfile.mkdtemp(prefix="roofline-demo-"))
     profile = copy_demo(root)
     # Textual: only for the dashboard
     from roofline_tui.app.app import RooflineApp
 
-    app = RooflineApp(profile, watch_root=root, display_name=str(profile), demo=True)
+    app = RooflineApp(profile, watch_root=root, display_name=str(profile), demo=True,
+                      options=options)
     try:
         app.run()
     finally:

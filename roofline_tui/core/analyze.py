@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from roofline_tui.core import labels
 from roofline_tui.core import metrics as M
 from roofline_tui.core.artifact import (
     DOCTRINE,
     Alternative,
+    AnalysisSettings,
     Artifact,
     AxisRow,
     Confidence,
@@ -34,6 +36,7 @@ from roofline_tui.core.artifact import (
     Stage,
     WorkloadInfo,
     is_bound_type,
+    priors_fingerprint,
     rounded,
 )
 from roofline_tui.core.classify import Classification, classify
@@ -267,6 +270,7 @@ def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str 
     return Entry(
         name=head.name,
         short_name=head.short_name,
+        label=labels.label_of(head, op_class),
         pct_gpu_time=head.pct_gpu_time,
         regime=regime,
         op_class=op_class,
@@ -1081,6 +1085,11 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         total_gpu_time_ms=topn.total_gpu_time_ms,
         decode_steps_in_window=(topn.serving.n_decode_steps if topn.serving else None),
         target_eff_source=options.target_eff_source or "spec §7 priors",
+        analysis_settings=AnalysisSettings(
+            head_threshold_pct=options.head_threshold_pct, max_heads=options.max_heads,
+            **({"priors_file": str(options.priors_path)} if options.priors_path else {}),
+            **({"priors_fingerprint": priors_fingerprint(options.target_eff_overrides)}
+               if options.priors_path or options.target_eff_overrides else {})),
         inputs=InputsUsed.model_validate(inputs.inputs_used),
         entries=entries,
         ranking_by_pct=by_pct,

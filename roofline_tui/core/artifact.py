@@ -18,7 +18,11 @@ that is its name.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any, ClassVar, Literal, TypeGuard, get_args
 
 from pydantic import (
@@ -242,6 +246,8 @@ class Entry(Record):
 
     # -- the Top-N row and classification
     op_subclass: str | None = when_set()
+    label: str = when_set("", description="what tells a shared library kernel apart (its GEMM "
+                                          "shape and module, its op): core.labels")
     classification: str | None = when_set()
     editable: bool | None = when_set()
     serving_weighted_pct: Number | None = when_set()
@@ -540,6 +546,31 @@ class NextTarget(Record):
     line: str = ""  # the one-line reading every renderer prints
 
 
+class AnalysisSettings(Record):
+    """The settings an analysis ran with: what a rewrite of the artifact must state, so that one
+    computed with calibrated priors is never replaced by one without them unnoticed."""
+
+    head_threshold_pct: Number
+    max_heads: int
+    priors_file: str | None = when_set(
+        description="the calibrated priors file (--priors) the target_eff overrides came from")
+    priors_fingerprint: str | None = when_set(
+        description="a hash of the calibrated target_eff values used (see priors_fingerprint)")
+
+    def describe(self) -> str:
+        """One short phrase: ``head threshold 5%, at most 8 heads, priors calib.json``."""
+        priors = (f"priors {PurePath(self.priors_file).name}" if self.priors_file
+                  else "calibrated priors" if self.priors_fingerprint else "default priors")
+        return (f"head threshold {self.head_threshold_pct:g}%, at most {self.max_heads} heads, "
+                f"{priors}")
+
+
+def priors_fingerprint(overrides: Mapping[str, float]) -> str:
+    """A short, stable hash of calibrated ``target_eff`` values (order does not matter)."""
+    text = json.dumps(sorted((str(k), float(v)) for k, v in overrides.items()))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 class Artifact(Record):
     # -- the spec's fields (always written)
     skill: str = "roofline"
@@ -562,6 +593,9 @@ class Artifact(Record):
     total_gpu_time_ms: Number | None = when_set()
     decode_steps_in_window: Number | None = when_set()
     target_eff_source: str | None = when_set()
+    analysis_settings: AnalysisSettings | None = when_set(
+        description="the head threshold, head cap and priors (file and fingerprint) the entries "
+        "were computed with")
     inputs: InputsUsed = when_set(factory=InputsUsed)
     doctrine_note: str | None = when_set()
     # -- what the profile's importer noticed (bad rows skipped, graph replay, names cut ...)

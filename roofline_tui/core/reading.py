@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 from roofline_tui.core import units
 from roofline_tui.core.artifact import Artifact, Entry, NextSkipped, NextSkipReason, NextTarget
 from roofline_tui.core.demangle import display_name, fit
+from roofline_tui.core.labels import LABEL_MAX
 from roofline_tui.core.textsafe import printable
 
 __all__ = [
@@ -169,8 +170,14 @@ def gain_order(artifact: Artifact) -> list[Entry]:
 
 def label_of(e: Entry, limit: int = 40) -> str:
     """The readable name: the demangled function name (or the name itself), printable, cut in
-    the middle past ``limit`` (the tail tells library kernels apart)."""
-    return fit(printable(display_name(e.name)), limit)
+    the middle past ``limit`` (the tail tells library kernels apart). An entry whose recorded
+    launches say more (``Entry.label``, core.labels: a GEMM's shape and module, an op) leads
+    with that, its short name kept in brackets so its table row can still be found."""
+    name = fit(printable(display_name(e.name)), limit)
+    label = getattr(e, "label", None)
+    if isinstance(label, str) and label.strip() and label not in (e.short_name, name):
+        return f"{printable(label, limit=LABEL_MAX)} [{fit(printable(e.short_name), limit)}]"
+    return name
 
 
 def _zero_gain(e: Entry) -> bool:

@@ -99,7 +99,9 @@ async def test_e_exports_the_shown_round_and_names_the_path(profile: Path) -> No
         out = profile / "round_2" / "profile_roofline.json"
         assert out.is_file() and (profile / "round_2" / "profile_roofline.md").is_file()
         assert json.loads(out.read_text())["round"] == 2
-        assert toasts[-1] == ("wrote profile/round_2/profile_roofline.json and profile_roofline.md",
+        # the notice names the settings the written analysis used (issue 22)
+        assert toasts[-1] == ("wrote profile/round_2/profile_roofline.json and profile_roofline.md"
+                              " (head threshold 5%, at most 8 heads, default priors)",
                               "information")
         assert not list((profile / "round_2").glob(".*tmp"))
 

@@ -927,7 +927,8 @@ def test_an_upstream_topn_analyses_exactly_as_before(tmp_path: Path) -> None:
         assert new_e.get("route") == old_e.get("route")
 
 
-NUMERIC_SKIP = {"notes"}  # the entry's notes gain the one-line input problem
+# the notes gain the one-line input problem; the label names the op the broken instance records
+NUMERIC_SKIP = {"notes", "label"}
 
 
 def test_a_malformed_extension_is_one_line_and_changes_nothing(tmp_path: Path) -> None:
