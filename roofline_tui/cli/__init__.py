@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from roofline_tui.cli import analyze, calibrate, dash, imports, rounds, schema
+from roofline_tui.cli import analyze, calibrate, dash, devices, imports, rounds, schema
 from roofline_tui.cli.args import check_paths, usage_error
 
 Register = Callable[[argparse._SubParsersAction], None]
@@ -34,6 +34,7 @@ COMMANDS: tuple[tuple[str, Register], ...] = (
     ("rounds", rounds.register_rounds),
     ("playbook", rounds.register_playbook),
     ("calibrate", calibrate.register),
+    ("devices", devices.register),
 )
 
 

@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
     if not result.topn_found:
         _say(f"no {TOPN_NAME} in {shown(round_dir)}; wrote an empty artifact")
     elif problems:
-        first = artifact.skill_errors[0] if artifact.skill_errors else (
-            f"{artifact.degraded[0].name}: {artifact.degraded[0].reason}")
+        first = actionable_first([str(e) for e in artifact.skill_errors] + [
+            f"{d.name}: {d.reason}" for d in artifact.degraded])
         _say(f"{problems} problem(s) recorded in the artifact; first: {shown(first, limit=200)}")
     if args.strict and (problems or not result.topn_found):
         return 1
@@ -201,6 +201,26 @@ def profile_dir_problem(path: Path) -> str | None:
             f"{'s' if len(found) != 1 else ''}: {names}{more}), not a round; analyse one with "
             f"`roofline analyze {example}` or watch them all with "
             f"`roofline dash {shlex.quote(shown(path))}`")
+
+
+# What a user can fix, most useful first: a missing device, a missing model config, a missing
+# workload; then everything else in the order recorded.
+_ACTIONABLE = (
+    ("device", ("--device", "gfx", "peak", "device")),
+    ("config", ("config.json",)),
+    ("workload", ("isl", "osl", "workload", "env_report")),
+)
+
+
+def actionable_first(problems: list[str]) -> str:
+    """The problem the one-line summary names: the first that a flag or a file fixes (device,
+    then model config, then workload), else the first recorded."""
+    for _kind, words in _ACTIONABLE:
+        for p in problems:
+            low = p.lower()
+            if any(w in low for w in words):
+                return p
+    return problems[0] if problems else ""
 
 
 def device_problem(args: argparse.Namespace) -> str | None:

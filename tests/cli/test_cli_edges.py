@@ -175,3 +175,24 @@ def test_the_next_target_is_the_last_line_and_in_the_artifact(demo_copy: Path) -
     csv_text = (r / "profile_roofline.csv").read_text(encoding="utf-8")
     assert csv_text.splitlines()[0].endswith(",next_target")
     assert ",next (host-side)" in csv_text and ",skipped: saturated" in csv_text
+
+
+def test_devices_lists_the_table_with_its_roofs() -> None:
+    """`roofline devices` lists what --device accepts: MI300X's bf16 roof is the measured
+    668.4 TFLOP/s ceiling (starred), its fp8 the data sheet's 2,614.9 (not starred)."""
+    done = roofline("devices")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("mi300x "))
+    assert "668.4 *" in row and "2,614.9" in row and "2,614.9 *" not in row
+    assert "measured matmul ceiling" in done.stdout.splitlines()[-1]
+
+
+def test_the_summary_names_the_problem_a_user_can_fix_first() -> None:
+    from roofline_tui.cli.analyze import actionable_first
+
+    problems = ["fused_recurrent: no byte/FLOP model for this kernel",
+                "model config.json not found: MoE/attention heads cannot be modelled",
+                "env_report.json not found: gfx and workload unknown"]
+    assert actionable_first(problems).startswith("env_report.json")  # the device comes first
+    assert actionable_first(problems[:2]).startswith("model config.json")
+    assert actionable_first(problems[:1]) == problems[0]
