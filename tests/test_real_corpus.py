@@ -102,6 +102,14 @@ def _check_rocprofv3_json(path: Path, text: str) -> None:
 
 def _check_kernel_trace(path: Path, text: str) -> None:
     rows = list(csv.DictReader(io.StringIO(text)))
+    header = {h.strip().lower() for h in (rows[0].keys() if rows else [])}
+    if {"domain", "function"} <= header and not header & {"kernel_name", "kernelname"}:
+        # an API trace (HIP/HSA calls), not kernels: refused, naming what it is
+        with pytest.raises(ImportProblem) as refused:
+            import_rocprofv3([path], top=10_000)
+        _one_line_naming(refused.value)
+        assert "API trace" in str(refused.value)
+        return
     per: dict[str, float] = defaultdict(float)
     calls: dict[str, int] = defaultdict(int)
     for r in rows:
@@ -120,6 +128,12 @@ def _check_kernel_trace(path: Path, text: str) -> None:
 
 def _check_stats(path: Path, text: str) -> None:
     rows = list(csv.DictReader(io.StringIO(text)))
+    if "api_stats" in path.name or "domain_stats" in path.name:
+        # another domain's --stats table (API calls): refused, naming the file to use
+        with pytest.raises(ImportProblem) as refused:
+            import_rocprofv3([path], top=10_000)
+        assert "not kernels" in str(refused.value) and "kernel_stats" in str(refused.value)
+        return
     doc = import_rocprofv3([path], top=10_000).doc
     assert doc["total_gpu_time_ms"] == pytest.approx(
         sum(int(r["TotalDurationNs"]) for r in rows) / 1e6, abs=1e-4)
@@ -129,7 +143,10 @@ def _check_stats(path: Path, text: str) -> None:
 def _nsys_kernel_rows(text: str) -> list[tuple[float, int]]:
     """(total ns, instances) of the kernel table, by a split of its own."""
     lines = text.splitlines()
-    markers = [i for i, line in enumerate(lines) if "cuda_gpu_kern_sum" in line]
+    # the kernel report by its name (nsys 2023+: cuda_gpu_kern_sum; nsys 2022: gpukernsum),
+    # wherever it stands in a --stats dump
+    markers = [i for i, line in enumerate(lines)
+               if "cuda_gpu_kern_sum" in line or "'gpukernsum'" in line]
     start = markers[0] if markers else 0
     out: list[tuple[float, int]] = []
     header_seen = False
@@ -201,16 +218,7 @@ def _check_config(path: Path, text: str) -> None:
 
 # Files the readers do not handle yet, each with the open issue that covers it. strict: the
 # test fails as soon as one of them passes, so this list cannot outlive its fix.
-KNOWN_GAPS = {
-    "ayush_nsys_profile_stats_console_A100_nvtx_first.txt":
-        "issue 23 item 1: the nsys --stats console splitter takes the first (nvtx_sum) table",
-    "dsmc_nsys_profile_stats_console_osrt_first.txt":
-        "issue 23 item 1: the nsys --stats console splitter takes the first (osrt_sum) table",
-    "duanyzhi_nsys2022_profile_stats_console_A100_gpukernsum_GridXYZ.txt":
-        "issue 23 items 1-2: nsys 2022 gpukernsum with GridXYZ/BlockXYZ columns",
-    "rocm-systems_docs_rocpd2csv_api_trace.csv":
-        "issue 23: a rocpd2csv API trace is refused without naming what it is",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _param(path: Path) -> object:

@@ -188,6 +188,18 @@ def _rocprof_csv(path: Path) -> _Read:
     name_i = _pick(header, "Kernel_Name", "KernelName", "kernel_name", "Name")
     if _pick(header, "TotalDurationNs") is not None and name_i is not None:
         return _rocprof_stats(path, head, reader)
+    func_i, domain_i = _pick(header, "Function"), _pick(header, "Domain")
+    if name_i is None and func_i is not None and domain_i is not None:
+        domains = sorted({rec[domain_i].strip() for rec in reader
+                          if len(rec) > domain_i and rec[domain_i].strip()})
+        shown = printable(", ".join(domains[:4]) + (", ..." if len(domains) > 4 else ""),
+                          limit=120)
+        kind = ("a rocpd2csv API trace" if _pick(header, "Guid") is not None
+                else "a rocprofv3 API trace")
+        raise ImportProblem(f"{pname}: {kind} ({shown or 'no rows'}: one row per API call, "
+                            "no kernels), not a kernel trace; import the kernel trace CSV "
+                            "of the same run instead (rocpd2csv writes it as "
+                            "*_kernel_trace.csv)")
     dir_i = _pick(header, "Direction")
     start_i = _pick(header, "Start_Timestamp", "BeginNs", "start")
     end_i = _pick(header, "End_Timestamp", "EndNs", "end")
@@ -276,18 +288,62 @@ def device_beside(path: Path) -> DeviceInfo | None:
     return None
 
 
+# rocprofv3 --stats writes one <domain>_stats.csv per traced domain, all with kernel_stats.csv's
+# columns; only kernel_stats.csv holds kernels
+_STATS_FILE = re.compile(r"(?:^|[_.\-])(?P<domain>hip_api|hsa_api|marker_api|rccl_api|"
+                         r"rocdecode_api|rocjpeg_api|ompt|memory_copy|memory_allocation|"
+                         r"scratch_memory|kernel|domain)_stats\.csv$")
+_STATS_LABEL = {"hip_api": "HIP API", "hsa_api": "HSA API", "marker_api": "ROCTx marker",
+                "rccl_api": "RCCL API", "rocdecode_api": "rocDecode API",
+                "rocjpeg_api": "rocJPEG API", "ompt": "OpenMP (OMPT)"}
+_API_NAME = re.compile(r"^_{0,2}(?P<api>hip|hsa|rccl|roctx)(?=[A-Z_])")
+_DOMAIN_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # HIP_API, KERNEL_DISPATCH
+
+
+def _stats_domain(path: Path, names: list[str]) -> str | None:
+    """What a ``--stats`` table holds when it is not kernels: from the file name, else from
+    the names in its rows (all HIP/HSA API functions, or all domain names)."""
+    m = _STATS_FILE.search(path.name.lower())
+    if m:
+        domain = m.group("domain")
+        if domain == "kernel":
+            return None
+        if domain == "domain":
+            return "a rocprofv3 --stats domain_stats.csv (time per tracing domain)"
+        label = _STATS_LABEL.get(domain, domain.replace("_", " "))
+        return f"a rocprofv3 --stats {domain}_stats.csv ({label} calls)"
+    if not names:
+        return None
+    apis = {a.group("api") if a else None for a in map(_API_NAME.match, names)}
+    if None not in apis:
+        api = "/".join(sorted(a.upper() for a in apis if a))
+        return f"a rocprofv3 --stats summary of {api} API calls (hip_api_stats.csv?)"
+    if all(_DOMAIN_NAME.match(n) for n in names) and any(
+            n.endswith("_API") or n in ("KERNEL_DISPATCH", "MEMORY_COPY") for n in names):
+        return "a rocprofv3 --stats domain_stats.csv (time per tracing domain)"
+    return None
+
+
 def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
-    """Legacy rocprof ``results.stats.csv``: ``Name, Calls, TotalDurationNs, AverageNs,
-    Percentage`` (one row per kernel, already summed)."""
+    """``Name, Calls, TotalDurationNs, AverageNs, Percentage``, one row per kernel, already
+    summed: rocprofv3 ``--stats`` kernel_stats.csv and legacy rocprof ``results.stats.csv``.
+    The other domains' ``--stats`` files (hip_api_stats.csv, domain_stats.csv, ...) have the
+    same columns and are refused."""
     header = {_norm(c): i for i, c in enumerate(head)}
     name_i = _pick(header, "Name", "KernelName")
     calls_i = _pick(header, "Calls")
     total_i = _pick(header, "TotalDurationNs")
+    records = [(lineno, rec) for lineno, rec in enumerate(reader, 2)
+               if rec and any(c.strip() for c in rec)]
+    if name_i is None:
+        raise ImportProblem(f"{printable(path.name)}: a stats table without a Name column")
+    what = _stats_domain(path, [r[name_i].strip() for _n, r in records if len(r) > name_i])
+    if what:
+        raise ImportProblem(f"{printable(path.name)}: {what}, not kernels; import the "
+                            "kernel_stats.csv of the same --stats run instead")
     out = _Read()
     skipped = _Skipped()
-    for lineno, rec in enumerate(reader, 2):
-        if not rec or all(not c.strip() for c in rec):
-            continue
+    for lineno, rec in records:
         try:
             name, total = rec[name_i], _ns(rec[total_i])
             calls = integer(rec[calls_i]) if calls_i is not None else 1
@@ -586,6 +642,11 @@ _KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum", "cuda kernel statistics",
 _PROCESSING = re.compile(r"^\s*Processing \[.*?\] with \[(?P<script>[^\]]*)\]")
 _BANNER = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>\w+)\))?\s*:?\s*$")
 _SKIPPED = re.compile(r"^\s*SKIPPED:\s*(?P<why>.*)$")
+# `nsys profile --stats=true` console: "[6/8] Executing 'cuda_gpu_kern_sum' stats report"
+_EXECUTING = re.compile(r"^\s*\[\s*\d+\s*/\s*\d+\s*\]\s*Executing\s+'(?P<report>[^']+)'\s+"
+                        r"stats report")
+# nsys 2020-2021 console: a bare "CUDA Kernel Statistics:" title line
+_TITLE = re.compile(r"^\s*(?P<title>[A-Z][A-Za-z ()/-]*Statistics(?: \([^)]*\))?)\s*:\s*$")
 _DASHES = re.compile(r"^\s*-{3,}(\s+-{3,})*\s*$")
 
 
@@ -597,13 +658,22 @@ class _Section:
 
 
 def _sections(lines: list[str]) -> list[_Section]:
-    """Split an nsys stats dump into its reports (``Processing [...] with [x.py]`` lines and
-    ``** Title (report):`` banners start one)."""
+    """Split an nsys stats dump into its reports: ``Processing [...] with [x.py]`` lines,
+    ``** Title (report):`` banners, ``[N/M] Executing 'report' stats report`` lines (``nsys
+    profile --stats=true``) and bare ``CUDA Kernel Statistics:`` titles each start one."""
     out: list[_Section] = [_Section("")]
     for line in lines:
         m = _PROCESSING.match(line)
         if m:
             out.append(_Section(Path(m.group("script").strip()).stem.lower()))
+            continue
+        e = _EXECUTING.match(line)
+        if e:
+            out.append(_Section(Path(e.group("report").strip()).stem.lower()))
+            continue
+        t = _TITLE.match(line)
+        if t:
+            out.append(_Section(t.group("title").strip().lower()))
             continue
         b = _BANNER.match(line)
         if b and line.lstrip().startswith("**"):
@@ -661,13 +731,23 @@ def _table(section_lines: list[str], path: Path) -> tuple[list[str], list[list[s
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rest[0])]
     head = [head_line[a:b if k < len(spans) - 1 else None].strip()
             for k, (a, b) in enumerate(spans)]
+    # nsys 2022 GridXYZ / BlockXYZ cells hold three numbers each ("4    4    1")
+    widths = [3 if _norm(h).endswith("xyz") else 1 for h in head[:-1]]
     rows = []
     for line in rest[1:]:
         if not line.strip():
             if rows:
                 break
             continue
-        cells = line.split(None, len(spans) - 1)
+        tokens = line.split(None, sum(widths))
+        if len(tokens) == sum(widths) + 1:
+            cells, k = [], 0
+            for w in widths:
+                cells.append(" ".join(tokens[k:k + w]))
+                k += w
+            cells.append(tokens[k])
+        else:
+            cells = tokens  # too few fields: counted as a damaged row below
         rows.append([c.strip() for c in cells])
     return head, rows, True
 
