@@ -31,7 +31,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedCont
 from roofline_tui.app import view
 from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
 from roofline_tui.app.session import INVALID_AFTER_S, Decision, Session
-from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
+from roofline_tui.app.widgets.detail_panel import FIRST_PANE, KERNEL_PANES, DetailPanel
 from roofline_tui.app.widgets.help_screen import HelpScreen, KeySection
 from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.core import demangle as names
@@ -175,7 +175,7 @@ class RooflineApp(App[None]):
         Binding("r", "recompute", "Recompute", id="recompute",
                 tooltip="analyse the shown round again now"),
         Binding("c", "show_chart", "Chart", id="chart",
-                tooltip="the roofline chart of the shown round"),
+                tooltip="open the roofline chart of the shown round; again: back to the rankings"),
         Binding("left_square_bracket", "prev_round", "Prev", key_display="[",
                 id="prev-round", tooltip="show the previous round"),
         Binding("right_square_bracket", "next_round", "Next", key_display="]",
@@ -191,8 +191,9 @@ class RooflineApp(App[None]):
                 tooltip="copy the selected entry's JSON to the clipboard"),
         Binding("a", "toggle_below", "All kernels", show=False, id="below-threshold",
                 tooltip="list the Top-N kernels below the head threshold (greyed) under the heads"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter",
-                tooltip="clear the kernel filter"),
+        Binding("escape", "clear_filter", "Back", show=False, id="clear-filter",
+                tooltip="back to the rankings (from the chart or the drill-down); there: clear "
+                        "the kernel filter"),
     ]
 
     def __init__(
@@ -245,6 +246,8 @@ class RooflineApp(App[None]):
         self._pane_key: dict[str, object] = {}  # what each drill-down pane shows (render cache)
         self._recheck_timer: object | None = None
         self._fitted_width = 0  # the terminal width the rankings' columns were fitted to
+        self._back_tab = FIRST_PANE      # the tab the chart replaced (c / escape go back to it)
+        self._back_table = "by-pct"      # the ranking the drill-down was entered from
         # the first analyses' way back while on_mount waits for them (see _first_results)
         self._handoff = threading.Lock()
         self._first_wait: threading.Event | None = None
@@ -643,8 +646,13 @@ class RooflineApp(App[None]):
         pct_cols, gain_cols = self.columns["by-pct"], self.columns["by-gain"]
         pct_shown = view.sort_rows(pct_shown, *self.sort.get("by-pct", ("rank", False)), moves)
         gain_shown = view.sort_rows(gain_shown, *self.sort.get("by-gain", ("rank", False)), moves)
+        marks = self.no_color  # no colour: the headroom class also shows as a marker glyph
         pct_table_rows, gain_table_rows = view.table_rows(
-            pct_shown, gain_shown, display, pct_cols, gain_cols)
+            pct_shown, gain_shown, display, self._kernel_room(pct_cols, marks),
+            self._kernel_room(gain_cols, marks))
+        if marks:
+            pct_table_rows = self._marked(pct_table_rows, pct_cols)
+            gain_table_rows = self._marked(gain_table_rows, gain_cols)
         if self.show_below and result is not None:
             width = dict((k, w) for _, k, w in pct_cols).get("kernel", 30)
             pct_table_rows += self._below_rows(result, [k for _, k, _ in pct_cols], width)
@@ -653,6 +661,30 @@ class RooflineApp(App[None]):
         self._render_titles(result, len(pct_rows), len(pct_shown))
         self.render_next()
         self.render_detail()
+
+    @staticmethod
+    def _kernel_room(cols: list[tuple[str, str, int]], marks: bool) -> list[tuple[str, str, int]]:
+        """The columns as the kernel names are cut for: two cells fewer when a marker leads."""
+        if not marks:
+            return cols
+        return [(lab, k, w - len(view.MARKER_GAP) - 1 if k == "kernel" else w)
+                for lab, k, w in cols]
+
+    def _marked(self, rows: list[view.TableRow],
+                cols: list[tuple[str, str, int]]) -> list[view.TableRow]:
+        """Each kernel cell led by its headroom marker (NO_COLOR: the class without colour)."""
+        keys = [k for _, k, _ in cols]
+        if "kernel" not in keys:
+            return rows
+        i = keys.index("kernel")
+        out: list[view.TableRow] = []
+        for key, cells, tip in rows:
+            row = self._rows.get(key)
+            if row is not None:
+                cell = view.headroom_marker(row.entry) + view.MARKER_GAP
+                cells = [*cells[:i], Text.assemble(cell, cells[i]), *cells[i + 1:]]
+            out.append((key, cells, tip))
+        return out
 
     def _below_rows(self, result: RoundResult, keys: list[str], width: int) -> list[view.TableRow]:
         """Top-N kernels below the head threshold: greyed rows under the heads (not analysed)."""
@@ -794,6 +826,8 @@ class RooflineApp(App[None]):
     def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
         # the chart gets the whole height below the header: the rankings step aside
         self.screen.set_class(event.pane.id == "chart", "-chart-open")
+        if event.pane.id and event.pane.id != "chart":
+            self._back_tab = event.pane.id  # what c / escape bring back when the chart closes
         if event.pane.id:
             self._render_pane(event.pane.id)
 
@@ -823,6 +857,8 @@ class RooflineApp(App[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """enter (or a click on the selected row): into the drill-down, like a double-click.
         On a narrow screen the drill-down is maximized (escape brings the rankings back)."""
+        if isinstance(event.data_table, RankTable) and event.data_table.id:
+            self._back_table = event.data_table.id
         if self.screen.has_class("-narrow") and self.screen.maximized is None:
             self.screen.maximize(self.detail, container=False)
         active = self.detail.tabs.active or "summary"
@@ -851,10 +887,31 @@ class RooflineApp(App[None]):
         box.add_class("-shown")
         box.focus()
 
+    @property
+    def back_table(self) -> RankTable:
+        """The ranking escape and c go back to: the one the drill-down was entered from."""
+        return self.gain_table if self._back_table == "by-gain" else self.pct_table
+
+    @property
+    def chart_open(self) -> bool:
+        return self.detail.tabs.active == "chart"
+
+    def _in_detail(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.detail in focused.ancestors_with_self
+
     def action_clear_filter(self) -> None:
+        """escape: back to the rankings from the chart or the drill-down; in the rankings, clear
+        the filter."""
+        back = False
         if self.screen.maximized is not None:  # back from a maximized drill-down
             self.screen.minimize()
-            self.pct_table.focus()
+            back = True
+        if self.chart_open:
+            self._close_chart()
+            back = True
+        if back or self._in_detail():
+            self.back_table.focus()
             return
         box = self.query_one("#filter", Input)
         if not box.has_class("-shown") and not self.filter_text:
@@ -869,9 +926,21 @@ class RooflineApp(App[None]):
         self.apply(self.session.recompute())
 
     def action_show_chart(self) -> None:
+        """c: open the chart; with the chart open, back to the rankings."""
+        if self.chart_open:
+            self._close_chart()
+            self.back_table.focus()
+            return
         self.detail.tabs.active = "chart"
         self._render_pane("chart")
         self.detail.chart.focus()
+
+    def _close_chart(self) -> None:
+        """The chart makes way for the tab it replaced (the rankings come back with it)."""
+        back = self._back_tab if self._back_tab != "chart" else FIRST_PANE
+        self.detail.tabs.active = back
+        self.screen.set_class(False, "-chart-open")
+        self._render_pane(back)
 
     def on_roofline_chart_kernel_selected(self, message: RooflineChart.KernelSelected) -> None:
         """Stepping through kernels in the chart moves the tables' selection too."""

@@ -68,6 +68,23 @@ HEADROOM_MEANING = (
     ("saturated", "done with tuning, not with optimization: move fewer bytes"),
     ("unknown", "no verdict (suspect, dispatch-bound, unmodelled, low confidence)"),
 )
+# Markers that carry the headroom class without colour (NO_COLOR): they lead the kernel cells
+# of both rankings, so the targets stand out in monochrome too.
+HEADROOM_MARKER = {
+    "underperforming": "▲",
+    "moderate": "△",
+    "saturated": "·",
+    "unknown": " ",
+}
+MARKER_GAP = " "  # between the marker and the kernel name
+
+
+def headroom_marker(e: Entry) -> Text:
+    """The headroom class of ``e`` as one glyph, in its colour (blank without a verdict)."""
+    cls = e.headroom_class
+    return Text(HEADROOM_MARKER.get(cls, " "), style=HEADROOM_STYLE.get(cls, ""))
+
+
 OTHER_LEGEND = (
     ("↑3 / ↓2", "green", "places a kernel moved in the gain ranking vs the GPU-time ranking"),
     ("ADVISORY", "bold black on yellow",
@@ -345,6 +362,15 @@ def speedup_text(e: Entry) -> Text:
 TableRow = tuple[str, list[Text], str | None]  # (row key, cells, tooltip)
 
 
+def cut(cell: Text, width: int) -> Text:
+    """``cell`` in at most ``width`` cells: a longer one ends in ``…`` (DataTable would just cut)."""
+    if width <= 0 or cell.cell_len <= width:
+        return cell
+    out = cell.copy()
+    out.truncate(width, overflow="ellipsis")
+    return out
+
+
 def table_rows(pct_rows: list[Row], gain_rows: list[Row], display: dict[str, str],
                pct_cols: list[tuple[str, str, int]], gain_cols: list[tuple[str, str, int]],
                ) -> tuple[list[TableRow], list[TableRow]]:
@@ -362,7 +388,10 @@ def table_rows(pct_rows: list[Row], gain_rows: list[Row], display: dict[str, str
     gain: list[TableRow] = [(r.key, gain_cells(r, moves.get(r.key), gain_keys,
                                names.fit(display[r.key], gw, everyone)), full_name(r.entry))
             for r in gain_rows]
-    return pct, gain
+    pct_w = [w for _, _, w in pct_cols]
+    gain_w = [w for _, _, w in gain_cols]
+    return ([(k, [cut(c, w) for c, w in zip(cs, pct_w, strict=False)], t) for k, cs, t in pct],
+            [(k, [cut(c, w) for c, w in zip(cs, gain_w, strict=False)], t) for k, cs, t in gain])
 
 
 # Sorting: a column key -> the value a row sorts by (None last). Ranks restore the engine order.

@@ -82,3 +82,11 @@ async def test_markup_and_escape_codes_in_kernel_names_render_literally(profile:
         assert '"name": "fused_moe_kernel[bold red]PWNED[/] \\u001b[2J\\u001b]0;title\\u0007"' in raw
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "\x07" not in svg
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_main_screen_no_color(profile: Path, snap_compare, monkeypatch,
+                              size: tuple[int, int]) -> None:
+    # Textual reads NO_COLOR when the app is created: set it first
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert snap_compare(make_app(profile), terminal_size=size, run_before=_ready)

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane, Tabs
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
@@ -39,6 +40,13 @@ class DetailPanel(Vertical):
     Degraded views."""
 
     ALLOW_MAXIMIZE = True
+    # Priority: the focused pane's own left/right (horizontal scrolling) would take them first.
+    BINDINGS = [
+        Binding("left", "step_tab(-1)", "Prev tab", key_display="←", priority=True,
+                show=False, id="prev-tab", tooltip="previous drill-down tab"),
+        Binding("right", "step_tab(1)", "Next tab", key_display="→", priority=True,
+                show=False, id="next-tab", tooltip="next drill-down tab"),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -87,6 +95,26 @@ class DetailPanel(Vertical):
     def body(self, pane_id: str) -> Static:
         self._ensure(pane_id)
         return self._bodies[pane_id]
+
+    def action_step_tab(self, delta: int) -> None:
+        """The previous / next tab; focus stays where it was (the tab strip) or moves to the new
+        tab's body."""
+        ids = [pane_id for pane_id, _ in PANES]
+        current = self.tabs.active or FIRST_PANE
+        new = ids[(ids.index(current) + delta) % len(ids)] if current in ids else FIRST_PANE
+        on_strip = isinstance(self.app.focused, Tabs)
+        self._ensure(new)
+        self.tabs.active = new
+        if not on_strip:
+            self.call_after_refresh(self.focus_body, new)
+
+    def focus_body(self, pane_id: str) -> None:
+        """Focus the body of the tab ``pane_id`` (its scroll, or the chart)."""
+        if pane_id == "chart":
+            self.chart.focus()
+        else:
+            self._ensure(pane_id)
+            self.query_one(f"TabPane#{pane_id} .pane-scroll").focus()
 
     def set_label(self, pane_id: str, label: str) -> None:
         tab = self.tabs.get_tab(pane_id)

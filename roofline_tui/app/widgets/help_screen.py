@@ -21,7 +21,19 @@ KeySection = tuple[str, Sequence[tuple[str, str]]]
 
 def help_renderable(sections: Sequence[KeySection]) -> RenderableType:
     """Keys grouped by where they work (built from the bindings), then the legend."""
-    parts: list[RenderableType] = []
+    legend = Table.grid(padding=(0, 2))
+    legend.add_column(no_wrap=True)
+    legend.add_column()
+    for cls, meaning in view.HEADROOM_MEANING:
+        sample = Text.assemble(view.HEADROOM_MARKER[cls], " ", cls, style=view.HEADROOM_STYLE[cls])
+        legend.add_row(sample, meaning)
+    for flag in view.FLAG_ORDER:
+        legend.add_row(Text(view.FLAG_SYMBOL[flag] + " " + flag, style=view.FLAG_STYLE[flag]),
+                       view.FLAG_MEANING[flag])
+    for sample_text, style, meaning in view.OTHER_LEGEND:
+        legend.add_row(Text(sample_text, style=style), meaning)
+    # the legend first: it is what a glance at the help is for; the keys follow (scroll)
+    parts: list[RenderableType] = [Text("Legend", style="bold underline"), legend, Text("")]
     for title, rows in sections:
         if not rows:
             continue
@@ -31,18 +43,7 @@ def help_renderable(sections: Sequence[KeySection]) -> RenderableType:
         for key, what in rows:
             keys.add_row(key, what)
         parts += [Text(title, style="bold underline"), keys, Text("")]
-    legend = Table.grid(padding=(0, 2))
-    legend.add_column(no_wrap=True)
-    legend.add_column()
-    for cls, meaning in view.HEADROOM_MEANING:
-        legend.add_row(Text(cls, style=view.HEADROOM_STYLE[cls]), meaning)
-    for flag in view.FLAG_ORDER:
-        legend.add_row(Text(view.FLAG_SYMBOL[flag] + " " + flag, style=view.FLAG_STYLE[flag]),
-                       view.FLAG_MEANING[flag])
-    for sample, style, meaning in view.OTHER_LEGEND:
-        legend.add_row(Text(sample, style=style), meaning)
-    parts += [Text("Legend", style="bold underline"), legend]
-    return Group(*parts)
+    return Group(*parts[:-1])
 
 
 class HelpScreen(ModalScreen[None]):
@@ -59,7 +60,13 @@ class HelpScreen(ModalScreen[None]):
         background: $surface;
         padding: 0 1;
     }
+    HelpScreen > VerticalScroll:focus {
+        border: thick $accent-lighten-2;
+    }
     """
+    # the scroll has focus from the start: the arrows and PgUp/PgDn scroll without a Tab first
+    # (the app's AUTO_FOCUS names a ranking, which this screen does not have)
+    AUTO_FOCUS = "#help-scroll"
     BINDINGS = [
         Binding("escape,question_mark,q", "close", "Close", key_display="esc", id="help-close"),
     ]
@@ -69,8 +76,9 @@ class HelpScreen(ModalScreen[None]):
         self._sections = sections
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll() as scroll:
+        with VerticalScroll(id="help-scroll") as scroll:
             scroll.border_title = "roofline dash — help"
+            scroll.border_subtitle = "↑ ↓ PgUp PgDn scroll · esc close"
             yield Static(help_renderable(self._sections), id="help-body")
 
     def action_close(self) -> None:

@@ -10,6 +10,8 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
+from roofline_tui.app.view import cut
+
 
 class RankTable(DataTable):
     """One ranking. Rows are keyed by the entry's row key, so the cursor survives a refresh."""
@@ -71,8 +73,9 @@ class RankTable(DataTable):
         scroll = (self.scroll_x, self.scroll_y)
         self.clear()
         self._tooltips = {}
+        widths = [w for _, _, w in self._column_spec]
         for key, cells, tip in rows:
-            self.add_row(*cells, key=key)
+            self.add_row(*(cut(c, w) for c, w in zip(cells, widths, strict=False)), key=key)
             if tip:
                 self._tooltips[key] = tip
         index = self.index_of(keep)
