@@ -194,8 +194,10 @@ def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str,
 
 def next_steps(out_dir: Path, env_path: Path | None) -> list[str]:
     """What to run next, and what analyze will miss (the model's config.json)."""
-    lines = [f"next: roofline analyze {shlex.quote(printable(out_dir))}"]
     env = env_path or find_existing_env(out_dir)
+    # without an env_report the device is unknown to analyze: the command says so itself
+    device = "" if env is not None else " --device NAME"
+    lines = [f"next: roofline analyze {shlex.quote(printable(out_dir))}{device}"]
     where = [Path(out_dir) / CONFIG_NAME]
     if env is not None:
         where.insert(0, env.parent / CONFIG_NAME)

@@ -41,6 +41,11 @@ def test_main_screen_narrow(profile: Path, snap_compare) -> None:
     assert snap_compare(make_app(profile), terminal_size=(80, 24), run_before=_ready)
 
 
+def test_main_screen_medium(profile: Path, snap_compare) -> None:
+    """120×40, where both rankings first stand side by side."""
+    assert snap_compare(make_app(profile), terminal_size=(120, 40), run_before=_ready)
+
+
 @pytest.mark.parametrize(("pane", "row"), [
     ("assumptions", 0),   # fused MoE: the candidates the feasibility rule tried
     ("flags", 1),         # suspect copy kernel: raw ratio, bytes upper bound, stage-C
@@ -84,7 +89,7 @@ async def test_markup_and_escape_codes_in_kernel_names_render_literally(profile:
         assert "\x1b" not in svg and "\x07" not in svg
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
 def test_main_screen_no_color(profile: Path, snap_compare, monkeypatch,
                               size: tuple[int, int]) -> None:
     # Textual reads NO_COLOR when the app is created: set it first
