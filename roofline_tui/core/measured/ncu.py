@@ -189,6 +189,7 @@ def load_ncu_rep(path: Path) -> tuple[list[Launch], list[str]]:
     except Exception:  # noqa: BLE001 - any import failure means "not available"
         return [], [f"{path.name}: {NCU_REP_MISSING}"]
     launches: list[Launch] = []
+    bad_units: set[str] = set()
     try:
         ctx = ncu_report.load_report(str(path))
         for ri in range(ctx.num_ranges()):
@@ -198,15 +199,27 @@ def load_ncu_rep(path: Path) -> tuple[list[Launch], list[str]]:
                 launch = Launch(str(action.name()))
                 for name in action.metric_names():
                     try:
-                        v = to_float(action.metric_by_name(name).as_double())
+                        metric = action.metric_by_name(name)
+                        v = to_float(metric.as_double())
+                        # a report stores each metric in its own unit (gpu__time_duration in
+                        # nanoseconds, bytes as bytes): to base units as the CSV path does
+                        unit_of = getattr(metric, "unit", None)
+                        unit = str(unit_of()) if callable(unit_of) else ""
                     except Exception:  # noqa: BLE001 - non-numeric metric
                         v = None
-                    if v is not None:
-                        launch.metrics[str(name)] = v
+                    if v is None:
+                        continue
+                    factor = unit_factor(unit) if unit else 1.0
+                    if factor is None:
+                        bad_units.add(unit)
+                        continue
+                    launch.metrics[str(name)] = v * factor
                 launches.append(launch)
     except Exception as exc:  # noqa: BLE001 - the report reader is third-party
         return launches, [f"{path.name}: ncu_report could not read it ({exc})"]
-    return launches, []
+    problems = ([f"{path.name}: unknown unit(s) skipped: {', '.join(sorted(bad_units))}"]
+                if bad_units else [])
+    return launches, problems
 
 
 @dataclass

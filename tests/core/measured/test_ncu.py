@@ -209,6 +209,64 @@ def test_ncu_rep_through_fake_module(tmp_path, monkeypatch):
     assert m.source == "ncu-rep" and m.bytes_per_dispatch == 120.0
 
 
+def test_ncu_rep_values_are_taken_in_their_own_units(tmp_path, monkeypatch):
+    """A report keeps gpu__time_duration in nanoseconds and bytes in Kbyte here: 25,000 ns is
+    25 µs (2.5e-5 s, not 25,000 s), 1.5 Kbyte read + 0.5 Kbyte written is 2,000 B; a metric in
+    a unit nobody knows is skipped with one line."""
+
+    class Metric:
+        def __init__(self, v, unit):
+            self.v, self.u = v, unit
+
+        def as_double(self):
+            return self.v
+
+        def unit(self):
+            return self.u
+
+    metrics = {"dram__bytes_read.sum": (1.5, "Kbyte"), "dram__bytes_write.sum": (0.5, "Kbyte"),
+               "gpu__time_duration.sum": (25_000.0, "nsecond"),
+               "sm__cycles_elapsed.avg": (3.0, "furlong")}
+
+    class Action:
+        def name(self):
+            return "gemm"
+
+        def metric_names(self):
+            return list(metrics)
+
+        def metric_by_name(self, n):
+            return Metric(*metrics[n])
+
+    class Range:
+        def num_actions(self):
+            return 1
+
+        def action_by_idx(self, i):
+            return Action()
+
+    class Ctx:
+        def num_ranges(self):
+            return 1
+
+        def range_by_idx(self, i):
+            return Range()
+
+    class Module:
+        @staticmethod
+        def load_report(p):
+            return Ctx()
+
+    monkeypatch.setitem(sys.modules, "ncu_report", Module)
+    rep = tmp_path / "x.ncu-rep"
+    rep.write_bytes(b"")
+    cs = load_counters([rep])
+    m = cs.measurements["gemm"]
+    assert m.bytes_per_dispatch == pytest.approx(2000.0)
+    assert m.duration_s == pytest.approx(2.5e-5)
+    assert any("unknown unit(s) skipped: furlong" in p for p in cs.problems)
+
+
 @pytest.mark.parametrize(
     "unit,factor",
     [
