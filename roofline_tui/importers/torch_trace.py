@@ -50,7 +50,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from roofline_tui.core import units
 from roofline_tui.core.classify import classify as classify_op
@@ -116,7 +116,7 @@ class TorchImport:
 _STEP_PREFIXES = ("execute_", "step[", "prefill[", "decode[", "eager_decode[", "dummy_")
 
 
-def is_step_name(name: Any) -> bool:
+def is_step_name(name: Any) -> TypeGuard[str]:
     """A label one of the step families may parse (``importers.steps``)."""
     return isinstance(name, str) and name.startswith(_STEP_PREFIXES)
 
@@ -640,7 +640,7 @@ class _Collector:
 
     def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:
         name = ev.get("name")
-        if not isinstance(name, str) or not name.startswith(_STEP_PREFIXES):
+        if not is_step_name(name):
             return
         self.execute_spans += 1
         ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
@@ -958,7 +958,7 @@ def _module_paths(col: _Collector, rows: array, launches: _Launches, shaped: _Sh
         spans.sort(key=lambda j: (col.m_ts[j], -col.m_end[j]))
         stack: list[tuple[float, tuple[str, ...]]] = []
         for j in spans:
-            while stack and stack[-1][0] < col.m_ts[j]:
+            while stack and stack[-1][0] <= col.m_ts[j]:  # a span ending as j starts: a sibling
                 stack.pop()
             parts = ((stack[-1][1] if stack else ()) + (col.modules[col.m_name[j]],))
             parts = parts[-_MODULE_DEPTH:]
@@ -1009,17 +1009,16 @@ def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array, top: list[int],
                    shaped: _Shaped, launches: _Launches) -> None:
-    """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs``: the distinct shape sets,
-    most launches first (at most ``MAX_SHAPES``), and the tensor types they carry."""
+    """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs`` (their row positions:
+    ``top``): the distinct shape sets, most launches first (at most ``MAX_SHAPES``), and the
+    tensor types they carry."""
     g_name = col.g_name
     counts: dict[tuple[int, int], int] = {}
     replayed: dict[int, int] = {}
-    for p, i in enumerate(rows):
-        nid = g_name[i]
-        if nid not in aggs:
-            continue
+    for p in top:
+        nid = g_name[rows[p]]
         sig = shaped.sig[p]
         if sig >= 0:
             key = (nid, sig)
@@ -1041,7 +1040,7 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
                          "gives them: --capture)")
 
 
-def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
+def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array, top: list[int],
                       shaped: _Shaped, phase_of: array) -> None:
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
@@ -1058,10 +1057,9 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array,
             multi.setdefault(ev, [was]).append(nid)
     del first
     acc: dict[tuple[int, int, int, int, int], list[Any]] = {}
-    for p, i in enumerate(rows):
+    for p in top:
+        i = rows[p]
         nid = g_name[i]
-        if nid not in aggs:
-            continue
         key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p], shaped.module[p])
         a = acc.get(key)
         if a is None:
@@ -1174,7 +1172,6 @@ class _Step:
     regime: int = -1
     m: int = 0
     rows: int = 0  # GPU rows of the chosen device that belong to it
-    graph_launches: set[int] = field(default_factory=set)  # their graph-launch correlations
 
 
 def _regime_of(rec: StepRecord) -> tuple[int, int]:
@@ -1246,24 +1243,22 @@ def _join_steps(col: _Collector, device: int, rows: array, launches: _Launches
             k = right(begin, ts) - 1
             if k >= 0 and ts < gpu[k].end:
                 step_of[p] = k
-    g_corr = col.g_corr
-    for p, k in enumerate(step_of):
+    for k in step_of:
         if k >= 0:
-            s = steps[k]
-            s.rows += 1
-            if launches.graph[p]:
-                s.graph_launches.add(g_corr[rows[p]])
+            steps[k].rows += 1
     return steps, step_of
 
 
-def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array,
+def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array, top: list[int],
                    steps: list[_Step], step_of: array) -> tuple[ServingInfo | None, array]:
-    """Per-phase calls, time and M of the kernels in ``aggs``; the phase number of every row
-    (-1: in no counted step); the serving block's step accounting."""
+    """Per-phase calls, time and M of the kernels in ``aggs`` (row positions ``top``); the
+    phase number of those rows (-1: in no counted step); the serving block's step
+    accounting."""
     phase_of = array("b", [-1]) * len(rows)
     g_name, g_dur = col.g_name, col.g_dur
     acc: dict[tuple[int, int], list[Any]] = {}
-    for p, k in enumerate(step_of):
+    for p in top:
+        k = step_of[p]
         if k < 0:
             continue
         step = steps[k]
@@ -1271,8 +1266,6 @@ def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array,
             continue
         phase_of[p] = step.regime
         nid = g_name[rows[p]]
-        if nid not in aggs:
-            continue
         key = (nid, step.regime)
         a = acc.get(key)
         if a is None:
@@ -1350,18 +1343,21 @@ def import_torch(
     steps, step_of = _join_steps(col, dev, rows, launches_of)
     notes: list[str] = []
     replay_join = None
-    if captures is None:
-        captures = discover_captures(Path(path)) if discover else []
-    if captures and any(launches_of.graph):
+    replayed = any(launches_of.graph)
+    if captures is None:  # look beside the trace only when something was replayed
+        captures = discover_captures(Path(path)) if discover and replayed else []
+    if captures and replayed:
         replay_join = join_replays(col, rows, launches_of, shaped, steps, step_of,
                                    list(captures), rank=trace_rank(Path(path), header))
         notes.extend(replay_join.notes)
     elif captures:
         notes.append(f"{len(captures)} graph-capture trace(s) given, but no kernel of this "
                      "trace was replayed from a graph: not used")
-    _attach_shapes(col, top_aggs, rows, shaped, launches_of)
-    serving, phase_of = _attach_phases(top_aggs, col, rows, steps, step_of)
-    _attach_instances(col, top_aggs, rows, shaped, phase_of)
+    g_name = col.g_name
+    top_pos = [p for p, i in enumerate(rows) if g_name[i] in top_aggs]
+    _attach_shapes(col, top_aggs, rows, top_pos, shaped, launches_of)
+    serving, phase_of = _attach_phases(top_aggs, col, rows, top_pos, steps, step_of)
+    _attach_instances(col, top_aggs, rows, top_pos, shaped, phase_of)
     if col.execute_spans and serving is None:
         notes.append(f"{col.execute_spans} step annotation(s) (execute_*, step[...], "
                      "prefill[...]/decode[...]) own no GPU work of this device or are not "
@@ -1395,13 +1391,19 @@ def _evidence_notes(col: _Collector, rows: array, shaped: _Shaped, launches: _La
     if not col.cpu_ops:
         out.append("GPU-only trace: no cpu_op events at all, so no kernel has a launching op "
                    "or shapes (record with the CPU activity on: ProfilerActivity.CPU)")
-    g_dur = col.g_dur
-    no_op = sum(g_dur[i] for p, i in enumerate(rows) if shaped.sig[p] < 0)
+    g_dur, sig, graph, l_tid = col.g_dur, shaped.sig, launches.graph, launches.tid
+    no_op = replayed = unlaunched = outside = 0.0
+    for p, i in enumerate(rows):  # one pass for every share below
+        dur = g_dur[i]
+        if sig[p] < 0:
+            no_op += dur
+            if graph[p]:
+                replayed += dur
+            if l_tid[p] < 0:
+                unlaunched += dur
+        if step_of[p] < 0:
+            outside += dur
     if col.cpu_ops and no_op > 0:
-        replayed = sum(g_dur[i] for p, i in enumerate(rows)
-                       if shaped.sig[p] < 0 and launches.graph[p])
-        unlaunched = sum(g_dur[i] for p, i in enumerate(rows)
-                         if shaped.sig[p] < 0 and launches.tid[p] < 0)
         parts = []
         if replayed:
             parts.append(f"{100 * replayed / total_us:.1f} % replayed from a graph")
@@ -1415,8 +1417,7 @@ def _evidence_notes(col: _Collector, rows: array, shaped: _Shaped, launches: _La
                          "records shapes")
         out.append(f"{100 * no_op / total_us:.1f} % of the GPU time has no launching op with "
                    f"shapes ({'; '.join(parts)})")
-    if (col.cpu_steps or col.steps) and any(k >= 0 for k in step_of):
-        outside = sum(g_dur[i] for p, i in enumerate(rows) if step_of[p] < 0)
+    if (col.cpu_steps or col.steps) and outside < sum(g_dur[i] for i in rows):
         if outside > 0.0005 * total_us:
             out.append(f"{100 * outside / total_us:.1f} % of the GPU time belongs to no step "
                        "annotation (before or after the profiled steps); it is counted in the "
