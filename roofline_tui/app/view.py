@@ -173,10 +173,7 @@ def matches_name(name: str, short_name: str, needle: str) -> bool:
     return any(n in t.casefold() for t in (short_name, name, names.full_name(name)))
 
 
-def caution(e: Entry) -> str | None:
-    """Why this entry's speedup must not be taken at face value, or None
-    (``core.reading.caution``)."""
-    return reading.caution(e)
+caution = reading.caution  # why an entry's speedup must not be taken at face value, or None
 
 
 def entry_flags(e: Entry) -> list[str]:
@@ -224,7 +221,7 @@ def roofline_text(e: Entry) -> Text:
 
 # What the headroom cell of an entry without a verdict reads: why there is none, in at most
 # HEADROOM_WIDTH cells ("unknown (dispatch-bound)" did not fit and was cut).
-NO_VERDICT: dict[str, str] = {f: label for f, label in reading.NO_VERDICT_LABEL.items()}
+NO_VERDICT = reading.NO_VERDICT_LABEL
 HEADROOM_WIDTH = max(16, *(len(v) for v in NO_VERDICT.values()))
 
 
@@ -449,7 +446,7 @@ NEXT_STYLE: dict[str, str] = {
 def next_target(artifact: Artifact) -> Text:
     """The Next line (``core.reading.next_target``, the same line the CLI, the Markdown and the
     JSON carry), styled: the pick in its headroom colour, what was skipped in yellow."""
-    nt = reading.next_target(artifact)
+    nt = reading.next_target_of(artifact)
     out = Text()
     for text, part in reading.next_parts(nt):
         style = (HEADROOM_STYLE.get(nt.headroom_class, "") or "bold") if part == "name" \
@@ -485,10 +482,7 @@ def coverage_line(artifact: Artifact, topn: Any = None, serving: bool = False) -
     return out
 
 
-def is_advisory(artifact: Artifact) -> bool:
-    """The round is advisory (``core.reading.round_is_advisory``)."""
-    return reading.round_is_advisory(artifact)
-
+is_advisory = reading.round_is_advisory  # the round is advisory
 
 def _peak_dtypes(artifact: Artifact) -> list[str]:
     used = [e.peak_flops_dtype for e in artifact.entries]

@@ -160,7 +160,7 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
     print_table(columns, rows, title)
     print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}")
     # the headline answer, last: what a pipeline's `tail -1` reads
-    print(shown(reading.next_target(artifact).line), flush=True)
+    print(shown(reading.next_target_of(artifact).line), flush=True)
 
 
 def json_for_stdout(text: str) -> str:

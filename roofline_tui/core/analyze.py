@@ -64,6 +64,7 @@ from roofline_tui.core.peaks import (
     compute_axis_veto,
     compute_roof_confidence,
     host_link_for,
+    is_measured_roof,
     peak_flops_for,
     roof_for_rate,
 )
@@ -252,6 +253,8 @@ class _Shared:
     options: AnalyzeOptions
     neighbours: Neighbours
     refinements: Refinements | None
+    # op class of any Top-N entry, classified once per analysis (the logical-op links ask)
+    classes: dict[str, str] = field(default_factory=dict)
 
 
 def _target_eff(op_class: str, est: OpEstimate | None, options: AnalyzeOptions
@@ -618,7 +621,15 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
 
 def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
     experts = _has_experts(sh.model)
-    return lambda e: classify(e.name, e.classification, e.shapes, has_experts=experts).op_class
+
+    def class_of(e: TopNEntry) -> str:
+        found = sh.classes.get(e.name)
+        if found is None:
+            found = sh.classes[e.name] = classify(e.name, e.classification, e.shapes,
+                                                  has_experts=experts).op_class
+        return found
+
+    return class_of
 
 
 def _join_logical_op(h: _Head, cls: Classification, sh: _Shared, regime: str, t_ms: float,
@@ -638,7 +649,7 @@ def _join_logical_op(h: _Head, cls: Classification, sh: _Shared, regime: str, t_
         per_launch = pt * p.linked_calls / p.calls
         added += per_launch
         kernels.append(LogicalOpKernel(name=p.entry.name, short_name=p.entry.short_name,
-                                       t_ms=pt))
+                                       t_ms=per_launch))
         for case in cases:
             inst = case.instance
             w = next((k for k in inst.with_kernels if k.kernel == p.entry.name), None)
@@ -1017,10 +1028,8 @@ def _datasheet_roof(e: Entry, peaks: Peaks) -> bool:
     """Whether the roof ``e``'s verdict used is a data-sheet figure: the compute roof when the
     peak table has no measured ceiling for its dtype (the memory roof is the HBM pin rate,
     which the spec's 0.90 target already prices in)."""
-    if e.roof_axis != "compute":
-        return False
-    measured = getattr(peaks, "flops_measured", None) or {}
-    return (e.peak_flops_dtype or e.compute_dtype or "") not in measured
+    return e.roof_axis == "compute" and not is_measured_roof(
+        peaks, e.peak_flops_dtype or e.compute_dtype)
 
 
 def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
@@ -1105,6 +1114,6 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
             topn.graph_replay.model_dump(exclude_none=True))
     from roofline_tui.core.reading import next_target  # the one reading every renderer prints
 
-    artifact.next_target = next_target(artifact)
+    artifact.next_target = next_target(artifact)  # renderers read it (reading.next_target_of)
     return artifact
 

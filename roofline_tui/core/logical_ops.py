@@ -43,6 +43,13 @@ class Partner:
     op: str  # the launching op
 
 
+def _timed(entry: TopNEntry, regime: str) -> bool:
+    """Whether the entry has a per-launch time to add (the sources the engine's
+    ``per_launch_time`` reads): a kernel whose time cannot be added is not joined."""
+    return bool(entry.base_latency_ms.get(regime) or entry.avg_us
+                or (entry.total_ms and entry.calls))
+
+
 def _calls_in(entry: TopNEntry, regime: str) -> int:
     if entry.ext is None:
         return 0
@@ -72,7 +79,7 @@ def partners(entry: TopNEntry, topn: TopN, regime: str, op_class: str,
     out = []
     for name, (n, op) in sorted(linked.items(), key=lambda kv: (-kv[1][0], kv[0])):
         other = by_name.get(name)
-        if other is None or n < LINKED_SHARE * calls:
+        if other is None or n < LINKED_SHARE * calls or not _timed(other, regime):
             continue
         if not _COMPANION.search(name) or class_of(other) not in (op_class, "unknown",
                                                                    "elementwise"):

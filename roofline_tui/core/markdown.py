@@ -106,7 +106,7 @@ def artifact_to_markdown(a: Artifact) -> str:
     rnd = a.round
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
     out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {md_cell(a.stage)})",
-                      "", f"**{md_cell(reading.next_target(a).line)}**", ""]
+                      "", f"**{md_cell(reading.next_target_of(a).line)}**", ""]
     out.append(_peaks_line(a))
     confidences: list[str] = sorted({md_cell(e.confidence) for e in a.entries}) or ["–"]
     out.append(

@@ -1242,6 +1242,12 @@ _ONE_STEP_LOWER: dict[str, Literal["high", "medium", "low"]] = {
     "high": "medium", "medium": "low", "low": "low"}
 
 
+def is_measured_roof(peaks: Peaks, dtype: str | None) -> bool:
+    """Whether the compute roof of ``dtype`` is a measured ceiling (not a data-sheet or a
+    derived figure)."""
+    return dtype is not None and peaks.flops_basis.get(dtype) == "measured"
+
+
 def compute_roof_confidence(
     peaks: Peaks, roof_axis: str | None, dtype: str | None,
     confidence: Literal["high", "medium", "low"],
@@ -1252,7 +1258,7 @@ def compute_roof_confidence(
     ``confidence``."""
     if roof_axis != "compute" or not peaks.flops:
         return confidence
-    if dtype is not None and peaks.flops_basis.get(dtype) == "measured":
+    if is_measured_roof(peaks, dtype):
         return confidence
     return _ONE_STEP_LOWER[confidence]
 

@@ -218,6 +218,12 @@ def _why(e: Entry) -> str:
 HOST_SIDE_WHY = "host-side levers only (dispatch, tuning DB, backend)"
 
 
+def next_target_of(artifact: Artifact) -> NextTarget:
+    """The artifact's stored next target (the engine fills it), else computed here (an
+    artifact from an older version or another tool)."""
+    return artifact.next_target if artifact.next_target is not None else next_target(artifact)
+
+
 def next_target(artifact: Artifact) -> NextTarget:
     """Which kernel to work on next.
 

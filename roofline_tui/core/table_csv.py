@@ -65,7 +65,7 @@ def artifact_to_csv(artifact: Artifact) -> str:
     by_gain = _ranks(artifact.ranking_by_expected_gain)
     order = sorted(artifact.entries,
                    key=lambda e: (by_pct.get(e.short_name, len(by_pct) + 1), e.short_name))
-    nxt = reading.next_target(artifact)
+    nxt = reading.next_target_of(artifact)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
