@@ -134,8 +134,9 @@ def _run_regime(topn: TopN) -> tuple[Regime | None, str]:
     return None, ""
 
 
-def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str]:
-    """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one."""
+def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str, bool]:
+    """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one.
+    Returns (regime, why, assumed): assumed when no serving evidence or recorded shape says it."""
     served = [r for r in _REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
               or r in entry.calls_per_step]
     sv = topn.serving
@@ -150,31 +151,20 @@ def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str]:
         if launches:
             best = max(sorted(launches), key=lambda r: launches[r])
             detail = ", ".join(f"{r} {launches[r]:g}" for r in sorted(launches))
-            return best, f"{best} carries the most launches ({detail})"
+            return best, f"{best} carries the most launches ({detail})", False
     if len(served) == 1:
-        return served[0], f"only regime served: {served[0]}"
+        return served[0], f"only regime served: {served[0]}", False
     run, why = _run_regime(topn)
     if run:
-        return run, why
+        return run, why, False
     phase = next((r for r in _REGIMES if r == entry.phase), None)
     if phase is not None:
-        return phase, f"entry phase is {phase}"
+        return phase, f"entry phase is {phase}", False
     ev = topn.ext.regime if topn.ext is not None else None
     if ev is not None:
         return ev.regime, (f"{'assumed ' if ev.assumed else ''}{ev.regime} from the trace: "
-                           f"{ev.evidence}")
-    return "decode", ASSUMED_DECODE
-
-
-ASSUMED_DECODE = "no phase data: assumed decode (serving runs are decode-dominated)"
-
-
-def regime_is_assumed(why: str, topn: TopN) -> bool:
-    """True when :func:`pick_regime` chose without serving evidence or recorded shapes."""
-    if why == ASSUMED_DECODE:
-        return True
-    ev = topn.ext.regime if topn.ext is not None else None
-    return ev is not None and ev.assumed and why.startswith("assumed ")
+                           f"{ev.evidence}"), ev.assumed
+    return "decode", "no phase data: assumed decode (serving runs are decode-dominated)", True
 
 
 def per_launch_time(entry: TopNEntry, regime: str) -> tuple[float | None, str]:
@@ -483,7 +473,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     the measured refinement (:func:`_measured_refinement`), the roofline (:func:`_roofline`) and
     the verdict — bands, speedup, gain, route, levers (:func:`_verdict`).
     """
-    regime, regime_why = pick_regime(head, sh.topn)
+    regime, regime_why, regime_assumed = pick_regime(head, sh.topn)
     cls = classify(head.name, head.classification, head.shapes,
                    has_experts=_has_experts(sh.model))
     h = _Head(row=head, entry=_new_entry(head, regime, cls.op_class, cls.op_subclass),
@@ -498,7 +488,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
                f"{host.linked_calls} of {host.calls}): judged there, with its time")
         h.entry.notes = " ".join(h.notes + [f"No verdict: {why}."])
         return _verdict(h.entry, head, sh, why, None), None
-    if regime_is_assumed(regime_why, sh.topn):
+    if regime_assumed:
         h.entry.regime_assumed = True
         h.entry.assumptions.append(f"regime {regime} is an assumption: {regime_why}")
     _timing(h, sh)
