@@ -162,81 +162,29 @@ def test_ncu_rep_without_package(tmp_path, monkeypatch):
     assert "pip install roofline_tui[ncu]" in cs.problems[0]
 
 
-def test_ncu_rep_through_fake_module(tmp_path, monkeypatch):
+def _fake_ncu_report(monkeypatch, kernel: str, metrics: dict) -> None:
+    """An ``ncu_report`` module whose one report holds one launch of ``kernel`` with
+    ``metrics``: name -> value, or name -> (value, unit) for a metric that states its unit."""
+
     class Metric:
         def __init__(self, v):
-            self.v = v
-
-        def as_double(self):
-            return self.v
-
-    class Action:
-        def __init__(self, name, metrics):
-            self._n, self._m = name, metrics
-
-        def name(self):
-            return self._n
-
-        def metric_names(self):
-            return list(self._m)
-
-        def metric_by_name(self, n):
-            return Metric(self._m[n])
-
-    class Range:
-        def num_actions(self):
-            return 1
-
-        def action_by_idx(self, i):
-            return Action("gemm", {"dram__bytes_read.sum": 100.0, "dram__bytes_write.sum": 20.0})
-
-    class Ctx:
-        def num_ranges(self):
-            return 1
-
-        def range_by_idx(self, i):
-            return Range()
-
-    class Module:
-        @staticmethod
-        def load_report(p):
-            return Ctx()
-
-    monkeypatch.setitem(sys.modules, "ncu_report", Module)
-    rep = tmp_path / "x.ncu-rep"
-    rep.write_bytes(b"")
-    m = load_counters([rep]).measurements["gemm"]
-    assert m.source == "ncu-rep" and m.bytes_per_dispatch == 120.0
-
-
-def test_ncu_rep_values_are_taken_in_their_own_units(tmp_path, monkeypatch):
-    """A report keeps gpu__time_duration in nanoseconds and bytes in Kbyte here: 25,000 ns is
-    25 µs (2.5e-5 s, not 25,000 s), 1.5 Kbyte read + 0.5 Kbyte written is 2,000 B; a metric in
-    a unit nobody knows is skipped with one line."""
-
-    class Metric:
-        def __init__(self, v, unit):
-            self.v, self.u = v, unit
+            self.v, self.u = v if isinstance(v, tuple) else (v, None)
 
         def as_double(self):
             return self.v
 
         def unit(self):
-            return self.u
-
-    metrics = {"dram__bytes_read.sum": (1.5, "Kbyte"), "dram__bytes_write.sum": (0.5, "Kbyte"),
-               "gpu__time_duration.sum": (25_000.0, "nsecond"),
-               "sm__cycles_elapsed.avg": (3.0, "furlong")}
+            return self.u or ""  # no stated unit: taken as it is
 
     class Action:
         def name(self):
-            return "gemm"
+            return kernel
 
         def metric_names(self):
             return list(metrics)
 
         def metric_by_name(self, n):
-            return Metric(*metrics[n])
+            return Metric(metrics[n])
 
     class Range:
         def num_actions(self):
@@ -258,6 +206,25 @@ def test_ncu_rep_values_are_taken_in_their_own_units(tmp_path, monkeypatch):
             return Ctx()
 
     monkeypatch.setitem(sys.modules, "ncu_report", Module)
+
+
+def test_ncu_rep_through_fake_module(tmp_path, monkeypatch):
+    _fake_ncu_report(monkeypatch, "gemm", {"dram__bytes_read.sum": 100.0,
+                                           "dram__bytes_write.sum": 20.0})
+    rep = tmp_path / "x.ncu-rep"
+    rep.write_bytes(b"")
+    m = load_counters([rep]).measurements["gemm"]
+    assert m.source == "ncu-rep" and m.bytes_per_dispatch == 120.0
+
+
+def test_ncu_rep_values_are_taken_in_their_own_units(tmp_path, monkeypatch):
+    """A report keeps gpu__time_duration in nanoseconds and bytes in Kbyte here: 25,000 ns is
+    25 µs (2.5e-5 s, not 25,000 s), 1.5 Kbyte read + 0.5 Kbyte written is 2,000 B; a metric in
+    a unit nobody knows is skipped with one line."""
+    _fake_ncu_report(monkeypatch, "gemm", {
+        "dram__bytes_read.sum": (1.5, "Kbyte"), "dram__bytes_write.sum": (0.5, "Kbyte"),
+        "gpu__time_duration.sum": (25_000.0, "nsecond"),
+        "sm__cycles_elapsed.avg": (3.0, "furlong")})
     rep = tmp_path / "x.ncu-rep"
     rep.write_bytes(b"")
     cs = load_counters([rep])
