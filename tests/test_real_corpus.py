@@ -1,8 +1,8 @@
 """Every file in the shared real-formats folder (earlier samples and ``wild/``), when present.
 
-Each file either imports with totals equal to an independent sum computed here another way
-(``json.load`` / ``csv`` / a hand split of the console table), or is refused in one line that
-names what it is. Counter files go through ``load_counters`` and must yield measurements whose
+Each file either imports with totals and its top kernel's summed time equal to independent sums
+computed here another way (``json.load`` / ``csv`` / plain SQL / a hand split of the console
+table), or is refused with the exact line in :data:`REFUSALS`. Counter files go through ``load_counters`` and must yield measurements whose
 dispatch counts equal the file's own, or one-line problems.
 """
 
@@ -43,6 +43,12 @@ def _text(path: Path) -> str:
 def _route(path: Path, text: str) -> str:
     if "REF_kernel_summary" in path.name:
         return "reference"
+    if path.name in REFUSALS:
+        return "refused"
+    if text.startswith("SQLite format 3"):
+        return "nsys-sqlite"
+    if "ROCPROFV3 KERNEL_DISPATCH SUMMARY:" in text:
+        return "rocprofv3-summary"
     if path.parent.parent.name == "configs" and path.name == "config.json":
         return "config"
     head = text.lstrip()[:300]
@@ -74,11 +80,13 @@ def _check_torch(path: Path, text: str) -> None:
     events = doc_raw["traceEvents"] if isinstance(doc_raw, dict) else doc_raw
     per_dev: dict[int, float] = defaultdict(float)
     calls: dict[int, int] = defaultdict(int)
+    by_name: dict[tuple[object, str], float] = defaultdict(float)
     for e in events:
         if e.get("ph") == "X" and str(e.get("cat")).lower() in GPU_CATS:
             dev = (e.get("args") or {}).get("device", e.get("pid"))
             per_dev[dev] += float(e["dur"])
             calls[dev] += 1
+            by_name[(dev, str(e.get("name")))] += float(e["dur"])
     try:
         doc = import_torch(path, top=10_000, progress=False).doc
     except ImportProblem as exc:
@@ -88,6 +96,8 @@ def _check_torch(path: Path, text: str) -> None:
     dev = max(sorted(per_dev), key=lambda d: per_dev[d])
     assert doc["total_gpu_time_ms"] == pytest.approx(per_dev[dev] / 1000, abs=1e-4)
     assert doc["num_kernel_launches"] == calls[dev]
+    top_us = max(t for (d, _n), t in by_name.items() if d == dev)
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(top_us / 1000, abs=1e-3)
 
 
 def _check_rocprofv3_json(path: Path, text: str) -> None:
@@ -112,6 +122,7 @@ def _check_kernel_trace(path: Path, text: str) -> None:
         return
     per: dict[str, float] = defaultdict(float)
     calls: dict[str, int] = defaultdict(int)
+    by_name: dict[tuple[str, str], float] = defaultdict(float)
     for r in rows:
         start = r.get("Start_Timestamp") or r.get("BeginNs")
         end = r.get("End_Timestamp") or r.get("EndNs")
@@ -119,9 +130,13 @@ def _check_kernel_trace(path: Path, text: str) -> None:
         if start and end and int(end) >= int(start):
             per[agent] += int(end) - int(start)
             calls[agent] += 1
+            name = r.get("Kernel_Name") or r.get("KernelName") or ""
+            by_name[(agent, name)] += int(end) - int(start)
     res = import_rocprofv3([path], top=10_000)
     agent = max(sorted(per), key=lambda a: per[a])
     assert res.doc["total_gpu_time_ms"] == pytest.approx(per[agent] / 1e6, abs=1e-4)
+    top_ns = max(t for (a, _n), t in by_name.items() if a == agent)
+    assert res.doc["top_kernels"][0]["total_ms"] == pytest.approx(top_ns / 1e6, abs=1e-4)
     assert res.doc["num_kernel_launches"] == calls[agent]
     assert res.skipped == len(rows) - sum(calls.values())
 
@@ -137,6 +152,8 @@ def _check_stats(path: Path, text: str) -> None:
     doc = import_rocprofv3([path], top=10_000).doc
     assert doc["total_gpu_time_ms"] == pytest.approx(
         sum(int(r["TotalDurationNs"]) for r in rows) / 1e6, abs=1e-4)
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(
+        max(int(r["TotalDurationNs"]) for r in rows) / 1e6, abs=1e-4)
     assert doc["num_kernel_launches"] == sum(int(r["Calls"]) for r in rows)
 
 
@@ -182,6 +199,7 @@ def _check_nsys(path: Path, text: str) -> None:
         return
     assert doc["total_gpu_time_ms"] == pytest.approx(sum(r[0] for r in rows) / 1e6, abs=1e-4)
     assert doc["num_kernel_launches"] == sum(r[1] for r in rows)
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(max(rows)[0] / 1e6, abs=1e-4)
 
 
 def _check_counters(path: Path, text: str) -> None:
@@ -216,6 +234,93 @@ def _check_config(path: Path, text: str) -> None:
     assert shape.num_layers == raw["num_hidden_layers"]
 
 
+# Files refused on purpose: (command, the exact line it prints after "roofline import: error: ")
+REFUSALS: dict[str, tuple[str, str]] = {
+    "tracelens_jax_MI300_conv_minimal.xplane.pb": (
+        "torch", "tracelens_jax_MI300_conv_minimal.xplane.pb: a JAX/XLA profile (XSpace "
+        "protobuf, .xplane.pb), not for `roofline import torch`; not supported: this tool "
+        "reads PyTorch (Kineto), rocprofv3 and Nsight Systems profiles; profile the run with "
+        "one of them"),
+    "hta_cpu_only_rank34.pt.trace.json.gz": (
+        "torch", "hta_cpu_only_rank34.pt.trace.json.gz: no GPU events (kernel/memcpy/memset) "
+        "in the trace: CPU-only trace: 11 user_annotation, 4 cpu_op, 1 trace events, no "
+        "deviceProperties"),
+    "rocm-systems_docs_hip_api_stats.csv": (
+        "rocprofv3", "rocm-systems_docs_hip_api_stats.csv: a rocprofv3 --stats hip_api_stats.csv "
+        "(HIP API calls), not kernels; import the kernel_stats.csv of the same --stats run "
+        "instead"),
+    "rocm-systems_docs_rocpd2csv_api_trace.csv": (
+        "rocprofv3", "rocm-systems_docs_rocpd2csv_api_trace.csv: a rocpd2csv API trace "
+        "(HIP_COMPILER_API_EXT, HIP_RUNTIME_API_EXT: one row per API call, no kernels), not a "
+        "kernel trace; import the kernel trace CSV of the same run instead (rocpd2csv writes it "
+        "as *_kernel_trace.csv)"),
+    "xplacer_ncu2020_csv_V100_aws_bfs_graph4096.log": (
+        "nsys", "xplacer_ncu2020_csv_V100_aws_bfs_graph4096.log: an Nsight Compute (ncu / "
+        "nv-nsight-cu-cli) CSV log (counters per kernel), not for `roofline import nsys`; give "
+        "it to `roofline analyze --counters`"),
+}
+
+
+def _check_refused(path: Path, text: str) -> None:
+    """The exact line, through the command line (exit 1, nothing written)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    command, line = REFUSALS[path.name]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "roofline_tui", "import", command,
+                               str(path), "--out", str(Path(tmp) / "r")],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == f"roofline import: error: {line}"
+        assert not (Path(tmp) / "r" / "profile_topN.json").exists()
+
+
+def _check_nsys_sqlite(path: Path, text: str) -> None:
+    """Totals per device by plain SQL (kernels + memcpys + memsets), the busiest device; the
+    top kernel's summed time by name."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        per_dev: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                      "CUPTI_ACTIVITY_KIND_MEMSET"):
+            if table in tables:
+                for dev, ns, n in con.execute(f"SELECT deviceId, SUM(end - start), COUNT(*) "
+                                              f"FROM {table} GROUP BY deviceId"):
+                    per_dev[dev][0] += ns
+                    per_dev[dev][1] += n
+        dev = max(sorted(per_dev), key=lambda d: per_dev[d][0])
+        top_ns = con.execute("SELECT SUM(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                             "JOIN StringIds s ON s.id = k.demangledName WHERE k.deviceId = ? "
+                             "GROUP BY s.value ORDER BY 1 DESC LIMIT 1", (dev,)).fetchone()[0]
+    finally:
+        con.close()
+    doc = import_nsys(path, top=10_000).doc
+    assert doc["total_gpu_time_ms"] == pytest.approx(per_dev[dev][0] / 1e6, abs=1e-4)
+    assert doc["num_kernel_launches"] == per_dev[dev][1]
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(top_ns / 1e6, abs=1e-4)
+
+
+def _check_rocprofv3_summary(path: Path, text: str) -> None:
+    """The KERNEL_DISPATCH table split by hand: NAME | DOMAIN | CALLS | DURATION (nsec)."""
+    lines = text.splitlines()
+    at = lines.index("ROCPROFV3 KERNEL_DISPATCH SUMMARY:")
+    rows = []
+    for line in lines[at + 4:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows.append((int(cells[3]), int(cells[2])))
+    doc = import_rocprofv3([path], top=10_000).doc
+    assert doc["num_kernel_launches"] == sum(r[1] for r in rows)
+    assert doc["total_gpu_time_ms"] == pytest.approx(sum(r[0] for r in rows) / 1e6, abs=1e-4)
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(max(rows)[0] / 1e6, abs=1e-4)
+
+
 # Files the readers do not handle yet, each with the open issue that covers it. strict: the
 # test fails as soon as one of them passes, so this list cannot outlive its fix.
 KNOWN_GAPS: dict[str, str] = {}
@@ -235,7 +340,9 @@ def test_every_real_file(path: Path) -> None:
         pytest.skip("a TraceLens reference summary, checked in test_tracelens_reference")
     {"torch": _check_torch, "rocprofv3-json": _check_rocprofv3_json,
      "kernel-trace": _check_kernel_trace, "stats": _check_stats, "nsys": _check_nsys,
-     "counters": _check_counters, "config": _check_config}[route](path, text)
+     "counters": _check_counters, "config": _check_config, "refused": _check_refused,
+     "nsys-sqlite": _check_nsys_sqlite,
+     "rocprofv3-summary": _check_rocprofv3_summary}[route](path, text)
 
 
 def test_tracelens_reference() -> None:

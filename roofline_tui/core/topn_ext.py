@@ -16,8 +16,13 @@ Entry extension (``top_kernels[i].x_roofline``):
 * ``capture_shaped_calls``: launches whose op came from a graph-capture trace;
 * ``unshaped_calls``: launches with no launching op at all.
 
+* ``ranks``: in a Top-N built from several ranks of one run, the spread of the kernel's
+  per-launch time across the ranks that ran it (min / median / max, the slowest rank, how
+  many ranks ran it).
+
 Document extension (``x_roofline``): ``regime`` (the regime the trace's own evidence says, and
-whether it is an assumption), ``captures`` (the graph-capture traces joined, and how).
+whether it is an assumption), ``captures`` (the graph-capture traces joined, and how),
+``ranks`` (several ranks of one run: which rank this Top-N is, why, and every rank read).
 """
 
 from __future__ import annotations
@@ -108,11 +113,23 @@ class Folded(BaseModel):
     total_us: float
 
 
+class RankSpread(BaseModel):
+    """One kernel's per-launch time across the ranks of a run that launched it."""
+
+    ranks: int = Field(description="ranks whose trace has this kernel")
+    min_us: float = Field(description="the fastest rank's mean time per launch (µs)")
+    median_us: float = Field(description="the median over those ranks of the mean time per "
+                                         "launch (µs)")
+    max_us: float = Field(description="the slowest rank's mean time per launch (µs)")
+    slowest_rank: int = Field(description="the rank with the longest mean time per launch")
+
+
 class EntryExtension(BaseModel):
     instances: list[Instance] = Field(default_factory=list)
     folded: Folded | None = None
     capture_shaped_calls: int = 0
     unshaped_calls: int = 0
+    ranks: RankSpread | None = None
 
 
 class RegimeEvidence(BaseModel):
@@ -130,10 +147,30 @@ class CaptureUse(BaseModel):
     how: str | None = None
 
 
+class RankTrace(BaseModel):
+    """One rank's trace as read."""
+
+    rank: int
+    file: str
+    gpu_time_ms: float = Field(description="GPU time of the device chosen in that trace")
+    launches: int
+    kernels: int = Field(description="distinct kernels")
+
+
+class RankSet(BaseModel):
+    """Several ranks of one run: the Top-N is one rank's, with every rank listed."""
+
+    rank: int = Field(description="the rank this Top-N describes")
+    chosen_by: Literal["--rank", "slowest"] = Field(
+        description="named with --rank, or the slowest rank (most GPU time)")
+    traces: list[RankTrace] = Field(default_factory=list, description="every rank, by rank")
+
+
 class DocExtension(BaseModel):
     version: int = EXTENSION_VERSION
     regime: RegimeEvidence | None = None
     captures: list[CaptureUse] = Field(default_factory=list)
+    ranks: RankSet | None = None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -243,9 +280,62 @@ def parse_entry_extension(raw: Any) -> tuple[EntryExtension | None, list[str]]:
         n, c, t = _count(f.get("instances")), _count(f.get("calls")), _us(f.get("total_us"))
         if n is not None and c is not None and t is not None:
             folded = Folded(instances=n, calls=c, total_us=t)
+    spread, why = parse_rank_spread(raw.get("ranks"))
+    if why:
+        problems.append(why)
     return EntryExtension(instances=instances, folded=folded,
                           capture_shaped_calls=_count(raw.get("capture_shaped_calls")) or 0,
-                          unshaped_calls=_count(raw.get("unshaped_calls")) or 0), problems
+                          unshaped_calls=_count(raw.get("unshaped_calls")) or 0,
+                          ranks=spread), problems
+
+
+MAX_RANKS = 4096
+
+
+def _rank(value: Any) -> int | None:
+    r = _count(value)
+    return r if r is not None and r < 1 << 31 else None
+
+
+def parse_rank_spread(raw: Any) -> tuple[RankSpread | None, str | None]:
+    """An entry's ``ranks`` spread, or None with a one-line reason when it is unusable."""
+    if raw is None:
+        return None, None
+    bad = f"{EXTENSION_KEY}.ranks: not a usable rank spread, ignored"
+    if not isinstance(raw, dict):
+        return None, bad
+    n, slowest = _count(raw.get("ranks")), _rank(raw.get("slowest_rank"))
+    lo, mid, hi = _us(raw.get("min_us")), _us(raw.get("median_us")), _us(raw.get("max_us"))
+    if n is None or slowest is None or lo is None or mid is None or hi is None:
+        return None, bad
+    if not lo <= mid <= hi:
+        return None, f"{EXTENSION_KEY}.ranks: min, median and max are out of order, ignored"
+    return RankSpread(ranks=n, min_us=lo, median_us=mid, max_us=hi, slowest_rank=slowest), None
+
+
+def parse_rank_set(raw: Any) -> tuple[RankSet | None, list[str]]:
+    """The document's ``ranks`` block, or None; problems as one-line notes."""
+    if raw is None:
+        return None, []
+    rank = _rank(raw.get("rank")) if isinstance(raw, dict) else None
+    if not isinstance(raw, dict) or rank is None:
+        return None, [f"{EXTENSION_KEY}.ranks: no usable rank, ignored"]
+    chosen_by = raw.get("chosen_by")
+    traces: list[RankTrace] = []
+    bad = 0
+    raw_traces = raw.get("traces")
+    for t in raw_traces[:MAX_RANKS] if isinstance(raw_traces, list) else []:
+        r = _rank(t.get("rank")) if isinstance(t, dict) else None
+        ms = _us(t.get("gpu_time_ms")) if isinstance(t, dict) else None
+        if not isinstance(t, dict) or r is None or ms is None:
+            bad += 1
+            continue
+        traces.append(RankTrace(rank=r, file=_text(t.get("file")) or "?", gpu_time_ms=ms,
+                                launches=_count(t.get("launches")) or 0,
+                                kernels=_count(t.get("kernels")) or 0))
+    problems = [f"{EXTENSION_KEY}.ranks.traces: {bad} unusable trace(s) dropped"] if bad else []
+    return RankSet(rank=rank, chosen_by="--rank" if chosen_by == "--rank" else "slowest",
+                   traces=traces), problems
 
 
 def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
@@ -268,7 +358,8 @@ def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
                     mode=_text(c.get("mode"), 40),
                     graph_launches=_count(c.get("graph_launches")) or 0,
                     kernels=_count(c.get("kernels")) or 0, how=_text(c.get("how"), 60)))
-    return DocExtension(regime=regime, captures=captures), []
+    ranks, problems = parse_rank_set(raw.get("ranks"))
+    return DocExtension(regime=regime, captures=captures, ranks=ranks), problems
 
 
 def schema() -> dict[str, Any]:

@@ -7,8 +7,10 @@ decoded whole and collected in :attr:`TraceEventStream.header`, the ``traceEvent
 streamed element by element. A bare top-level array of events is accepted too.
 
 Arrays are read in batches: the buffered text up to the last ``}`` that is followed by a ``,``
-is wrapped in ``[`` ``]`` and decoded by one call of the C scanner, which is several times
-faster than one call per item. That cut is only a guess (a ``},`` may sit inside a string), so
+is wrapped in ``[`` ``]`` and decoded by one call of ``orjson`` (a batch holding a run of 19 or
+more digits goes to the standard library's C scanner instead: orjson turns an integer outside
+64 bits into a float, where the careful path keeps it exact), which is several times faster
+than one call per item. That cut is only a guess (a ``},`` may sit inside a string), so
 the batch is kept only when the wrapped text decodes whole; a ``}`` that ends an item can't
 end a number or a literal, and a cut inside a string or a nested value leaves a string or a
 bracket open, so such a batch never decodes. Otherwise (and for invalid JSON, which then gets
@@ -24,6 +26,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+import orjson
+
 from roofline_tui.importers.common import ImportProblem
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -34,6 +38,11 @@ _NEAR_END = 16  # a decode error this close to the buffer end may just need more
 # every digit to "0" (str.translate is about ten times faster here than a regex).
 _LONG_DIGITS = "0" * 64
 _DIGITS_TO_0 = str.maketrans("123456789", "000000000")
+# orjson decodes integers within 64 bits exactly and turns larger ones into floats; the json
+# module keeps them exact. A batch with a run this long (an integer that may fall outside
+# [-2**63, 2**64), or a long fraction) is left to the json module, so both paths give the same
+# values.
+_ORJSON_MAX_DIGITS = "0" * 19
 # Text decoded per batch. Small batches stay in the CPU caches and their events die young (the
 # cyclic GC then barely sees them): 32 KiB measured faster than 64 KiB and much faster than a
 # whole 1 MiB chunk at once.
@@ -160,11 +169,22 @@ class TraceEventStream:
             self._no_batch_before = self._base + min(len(buf), start + self._batch_chars)
             return None
         text = f"[{buf[start:cut + 1]}]"
-        decoder = self._decoder if _LONG_DIGITS in text.translate(_DIGITS_TO_0) else self._fast
-        try:
-            items, end = decoder.raw_decode(text)
-        except (ValueError, RecursionError):
-            items, end = None, -1
+        zeroed = text.translate(_DIGITS_TO_0)
+        items: Any
+        if _ORJSON_MAX_DIGITS not in zeroed:
+            # orjson refuses whatever the json module would refuse here (NaN, control
+            # characters, a cut inside a value) and also a few things it accepts (an
+            # infinite number, a lone surrogate): each goes to the item-by-item path
+            try:
+                items, end = orjson.loads(text), len(text)
+            except (orjson.JSONDecodeError, RecursionError):
+                items, end = None, -1
+        else:
+            decoder = self._decoder if _LONG_DIGITS in zeroed else self._fast
+            try:
+                items, end = decoder.raw_decode(text)
+            except (ValueError, RecursionError):
+                items, end = None, -1
         if end != len(text) or not isinstance(items, list):
             self._no_batch_before = self._base + cut + 1
             return None

@@ -26,9 +26,18 @@ from roofline_tui.core.measured._util import (
 from roofline_tui.core.measured.counters import sniff
 from roofline_tui.core.names import cap_name, is_truncated
 from roofline_tui.core.textsafe import printable
-from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, KernelAgg, build_topn
+from roofline_tui.importers.common import (
+    DEFAULT_TOP,
+    ImportProblem,
+    InstanceAgg,
+    KernelAgg,
+    PhaseAgg,
+    build_topn,
+)
 from roofline_tui.importers.device import DeviceInfo, identify
 from roofline_tui.importers.jsonstream import JsonWalker
+from roofline_tui.importers.sniff import NSYS, ROCPROF
+from roofline_tui.importers.sniff import check as sniff_check
 from roofline_tui.importers.torch_trace import head_text
 
 csv.field_size_limit(1 << 26)
@@ -64,7 +73,8 @@ def _read_text(path: Path) -> str:
     bounded reader (size checked before reading; FIFOs and devices refused without blocking)."""
     path = Path(path)
     try:
-        raw = store.read_bytes(path, max_bytes=MAX_TABLE_BYTES)
+        # UTF-16 (PowerShell's `>`) read as the text it is
+        raw = store.utf8_of(store.read_bytes(path, max_bytes=MAX_TABLE_BYTES))
     except store.ReadProblem as exc:
         raise ImportProblem(f"{printable(path.name)}: {printable(exc.reason)}") from None
     if not raw.strip():
@@ -204,7 +214,12 @@ def _rocprof_csv(path: Path) -> _Read:
     start_i = _pick(header, "Start_Timestamp", "BeginNs", "start")
     end_i = _pick(header, "End_Timestamp", "EndNs", "end")
     dur_i = _pick(header, "DurationNs", "Duration_Ns", "Duration")
-    agent_i = _pick(header, "Agent_Id", "gpu-id", "GPU_ID", "Destination_Agent_Id")
+    agent_i = _pick(header, "Agent_Id", "gpu-id", "GPU_ID")
+    src_i, dst_i = _pick(header, "Source_Agent_Id"), _pick(header, "Destination_Agent_Id")
+    copies = name_i is None and dir_i is not None
+    types = agent_types_beside(path) if copies else {}
+    if agent_i is None and not copies:
+        agent_i = dst_i
     timed = (start_i is not None and end_i is not None) or dur_i is not None
     if name_i is not None and not timed and any(
             h.strip().upper().startswith(("FETCH_SIZE", "WRITE_SIZE", "SQ_", "TCC_", "TCP_",
@@ -245,10 +260,17 @@ def _rocprof_csv(path: Path) -> _Read:
             continue
         if name_i is not None:
             name = cap_name(rec[name_i])
+            device = _agent(rec[agent_i]) if agent_i is not None else -1
         else:
-            direction = rec[dir_i].strip().upper().replace("MEMORY_COPY_", "")
-            name = f"Memcpy {_MEMCPY_DIRS.get(direction, direction or '?')}"
-        device = _agent(rec[agent_i]) if agent_i is not None else -1
+            src = _agent(rec[src_i]) if src_i is not None else -1
+            dst = _agent(rec[dst_i]) if dst_i is not None else -1
+            short, device = copy_direction(rec[dir_i], src, dst, types)
+            if short == "HtoH":
+                skipped.add("host-to-host copy (no GPU agent involved)", lineno)
+                continue
+            if device < 0 and agent_i is not None:
+                device = _agent(rec[agent_i])
+            name = f"Memcpy {short}"
         out.rows.append(_Row(device, name, float(dur)))
     out.skipped = skipped.total()
     out.notes = skipped.notes(pname)
@@ -286,6 +308,49 @@ def device_beside(path: Path) -> DeviceInfo | None:
                                     arch_hint=r.get("name"),
                                     source=f"{s.name} (node {r.get('node_id', '?')})")
     return None
+
+
+def agent_types_beside(path: Path) -> dict[int, str]:
+    """Agent number (``Node_Id`` and ``Logical_Node_Id``) -> ``CPU`` / ``GPU`` from a rocprofv3
+    ``*agent_info.csv`` in the same directory as ``path``; ``{}`` when there is none."""
+    try:
+        side = sorted(Path(path).parent.glob("*agent_info*.csv"))[:4]
+    except OSError:
+        return {}
+    out: dict[int, str] = {}
+    for s in side:
+        try:
+            rows = list(csv.DictReader(io.StringIO(_read_text(s))))
+        except (ImportProblem, csv.Error):
+            continue
+        for r in rows:
+            kind = str(r.get("Agent_Type") or "").strip().upper()
+            for key in ("Node_Id", "Logical_Node_Id"):
+                n = integer(r.get(key))
+                if n is not None and kind:
+                    out.setdefault(n, kind)
+    return out
+
+
+def copy_direction(cell: str, src: int, dst: int, types: dict[int, str]) -> tuple[str, int]:
+    """(``HtoD``/``DtoH``/``DtoD``/``HtoH``, the GPU agent charged) of one memory copy.
+
+    The direction is the row's own (``MEMORY_COPY_HOST_TO_DEVICE``); without one, the source
+    and destination agents' types (agent_info.csv) say it. The copy is charged to the GPU agent
+    involved: the destination of a host-to-device or device-to-device copy, the source of a
+    device-to-host copy, never a CPU agent. ``-1`` when no agent is known."""
+    direction = cell.strip().upper().replace("MEMORY_COPY_", "")
+    short = _MEMCPY_DIRS.get(direction)
+    if short is None and types.get(src) and types.get(dst):
+        short = {("CPU", "GPU"): "HtoD", ("GPU", "CPU"): "DtoH", ("GPU", "GPU"): "DtoD",
+                 ("CPU", "CPU"): "HtoH"}.get((types[src], types[dst]))
+    short = short or (direction or "?")
+    if types:  # the agents' own types decide which one is the GPU
+        gpu = [a for a in (dst, src) if types.get(a) == "GPU"]
+        return short, gpu[0] if gpu else -1
+    if short == "DtoH":
+        return short, src
+    return short, dst
 
 
 # rocprofv3 --stats writes one <domain>_stats.csv per traced domain, all with kernel_stats.csv's
@@ -356,6 +421,63 @@ def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
         out.rows.append(_Row(-1, cap_name(name), total, calls))
     out.skipped = skipped.total()
     out.notes = skipped.notes(printable(path.name))
+    return out
+
+
+_SUMMARY_TITLE = re.compile(r"^\s*ROCPROFV3\s+(?P<domain>[A-Z_]+\s+)?SUMMARY:\s*$")
+
+
+def _rocprof_summary(path: Path) -> _Read:
+    """rocprofv3 ``--summary`` (``-S``) text: one Markdown-like table per domain under a
+    ``ROCPROFV3 <DOMAIN> SUMMARY:`` title. Only the ``KERNEL_DISPATCH`` table is read (``NAME``,
+    ``CALLS``, ``DURATION (nsec)``); the other domains are API calls and copies."""
+    pname = printable(path.name)
+    lines = _read_text(path).splitlines()
+    titles = [(i, (m.group("domain") or "").strip()) for i, line in enumerate(lines)
+              if (m := _SUMMARY_TITLE.match(line))]
+    at = next((i for i, d in titles if d == "KERNEL_DISPATCH"), None)
+    if at is None:
+        shown = printable(", ".join(d or "all domains" for _i, d in titles), limit=120)
+        raise ImportProblem(f"{pname}: a rocprofv3 --summary report without a KERNEL_DISPATCH "
+                            f"table (tables: {shown or 'none'}); run rocprofv3 with "
+                            "--kernel-trace --summary")
+    table: list[list[str]] = []
+    for line in lines[at + 1:]:
+        stripped = line.strip()
+        if not stripped:
+            if table:
+                break
+            continue
+        if not stripped.startswith("|"):
+            break
+        table.append(stripped.strip("|").split("|"))
+    if len(table) < 2:
+        raise ImportProblem(f"{pname}: the KERNEL_DISPATCH summary has no table")
+    head = [_norm(c) for c in table[0]]
+    width = len(head)
+    want = {"name": "name", "calls": "calls", "duration": "durationnsec"}
+    idx = {k: head.index(v) for k, v in want.items() if v in head}
+    if len(idx) < 3:
+        raise ImportProblem(f"{pname}: the KERNEL_DISPATCH summary lacks NAME / CALLS / "
+                            "DURATION (nsec) columns")
+    out = _Read()
+    skipped = _Skipped()
+    for lineno, cells in enumerate(table[2:], at + 4):
+        if len(cells) > width and idx["name"] == 0:  # a '|' inside a kernel name
+            extra = len(cells) - width
+            cells = ["|".join(cells[:extra + 1]), *cells[extra + 1:]]
+        if len(cells) != width:
+            skipped.add(f"{len(cells)} cells where the header has {width}", lineno)
+            continue
+        total, calls = _ns(cells[idx["duration"]]), integer(cells[idx["calls"]])
+        if total is None or total < 0 or calls is None:
+            skipped.add("DURATION / CALLS not numbers", lineno)
+            continue
+        out.rows.append(_Row(-1, cap_name(cells[idx["name"]].strip()), total, calls))
+    out.skipped = skipped.total()
+    out.notes = skipped.notes(pname)
+    out.notes.append(f"{pname}: kernel totals from a --summary report (no per-agent split, "
+                     "no per-launch times)")
     return out
 
 
@@ -505,8 +627,8 @@ def _rocpd_rows(path: Path) -> _Read:
                                 f"({printable(str(exc))})") from None
         if "kernels" not in objects:
             if "TARGET_INFO_GPU" in objects or "CUPTI_ACTIVITY_KIND_KERNEL" in objects:
-                raise ImportProblem(f"{pname}: an Nsight Systems SQLite export, not rocpd; run "
-                                    "`nsys stats --report cuda_gpu_kern_sum` and import that")
+                raise ImportProblem(f"{pname}: an Nsight Systems SQLite export, not rocpd; "
+                                    "import it with `roofline import nsys`")
             raise ImportProblem(f"{pname}: no `kernels` view; not a rocpd database?")
         sources = [("kernels", True)]
         if "memory_copies" in objects:
@@ -521,6 +643,9 @@ def _rocpd_rows(path: Path) -> _Read:
             dur_i = _pick(header, "duration")
             dev_i = _pick(header, "agent_abs_index", "agent_index", "dst_agent_abs_index",
                           "agent_id", "gpu_id")
+            src_i = None if is_kernel else _pick(header, "src_agent_abs_index")
+            src_t = None if is_kernel else _pick(header, "src_agent_type")
+            dst_t = None if is_kernel else _pick(header, "dst_agent_type")
             if (is_kernel and name_i is None) or (
                     dur_i is None and (start_i is None or end_i is None)):
                 if not is_kernel:
@@ -528,7 +653,8 @@ def _rocpd_rows(path: Path) -> _Read:
                 raise ImportProblem(f"{pname}: `{view}` lacks the expected columns (name, "
                                     "start/end or duration); found: "
                                     f"{printable(', '.join(cols), limit=120)}")
-            wanted = [c for c in (name_i, dir_i, start_i, end_i, dur_i, dev_i) if c is not None]
+            wanted = [c for c in (name_i, dir_i, start_i, end_i, dur_i, dev_i, src_i, src_t,
+                                  dst_t) if c is not None]
             sql = ("SELECT " + ", ".join(f'"{cols[i]}"' for i in wanted)  # noqa: S608
                    + f" FROM `{view}` LIMIT {ROCPD_ROW_BUDGET + 1}")
             pos = {c: j for j, c in enumerate(wanted)}
@@ -551,7 +677,22 @@ def _rocpd_rows(path: Path) -> _Read:
                     direction = str(raw_dir).upper().replace("MEMORY_COPY_", "")
                     name = f"Memcpy {_MEMCPY_DIRS.get(direction, direction or '?')}"
                 dev = rec[pos[dev_i]] if dev_i is not None else None
-                out.rows.append(_Row(_agent(str(dev)) if dev is not None else -1, name, dur))
+                device = _agent(str(dev)) if dev is not None else -1
+                if not is_kernel and src_i is not None:
+                    src = _agent(str(rec[pos[src_i]]))
+                    kinds: dict[int, str] = {}
+                    if src_t is not None and dst_t is not None:
+                        kinds = {src: str(rec[pos[src_t]]).upper(),
+                                 device: str(rec[pos[dst_t]]).upper()}
+                        if src == device:
+                            kinds = {}
+                    raw_dir = str(rec[pos[dir_i]]) if dir_i is not None else ""
+                    short, device = copy_direction(raw_dir, src, device, kinds)
+                    if short == "HtoH":
+                        skipped.add(f"`{view}`: host-to-host copy (no GPU agent)", n)
+                        continue
+                    name = f"Memcpy {short}"
+                out.rows.append(_Row(device, name, dur))
     except sqlite3.OperationalError as exc:
         if budget.tripped:
             raise ImportProblem(f"{pname}: query stopped after its time budget "
@@ -580,6 +721,76 @@ def _choose(per_dev: dict[int, float], device_index: int | None, what: str) -> t
     return chosen, f"{what} {chosen}" if chosen >= 0 else ""
 
 
+MAX_INSTANCES_PER_KERNEL = 256  # distinct (grid, block) pairs kept per kernel name
+
+
+@dataclass
+class _DeviceSums:
+    aggs: dict[str, KernelAgg] = field(default_factory=dict)
+    instances: dict[tuple[str, Any, Any], InstanceAgg] = field(default_factory=dict)
+    total_us: float = 0.0
+    launches: int = 0
+    phased: int = 0  # launches given a serving phase
+
+
+class LaunchSums:
+    """Per-device, per-kernel sums of a per-launch table (nsys SQLite export, cuda_gpu_trace
+    CSV), added one launch at a time: memory holds one entry per distinct kernel and launch
+    geometry, never one per launch. Each (grid, block) pair of a kernel is an instance (at
+    most :data:`MAX_INSTANCES_PER_KERNEL` per kernel; launches beyond stay in the kernel's
+    sums)."""
+
+    def __init__(self) -> None:
+        self.devices: dict[int, _DeviceSums] = {}
+
+    def add(self, device: int, name: str, dur_ns: float,
+            grid: tuple[int, int, int] | None = None, block: tuple[int, int, int] | None = None,
+            phase: str | None = None, calls: int = 1) -> None:
+        """``calls`` launches of ``dur_ns`` in all (one launch unless a table summed them)."""
+        sums = self.devices.get(device)
+        if sums is None:
+            sums = self.devices[device] = _DeviceSums()
+        us = dur_ns / 1000.0
+        agg = sums.aggs.get(name)
+        if agg is None:
+            # copies keep their direction in the short name (Memcpy HtoD vs Memcpy DtoH)
+            agg = sums.aggs[name] = KernelAgg(
+                name, short_name=name if name.startswith("Memcpy ") else None)
+        agg.add(us, calls)
+        sums.total_us += us
+        sums.launches += calls
+        if phase is not None:
+            sums.phased += calls
+            pa = agg.by_phase.setdefault(phase, PhaseAgg())
+            pa.count += calls
+            pa.total_us += us
+        if grid is None and block is None:
+            return
+        key = (name, grid, block)
+        ia = sums.instances.get(key)
+        if ia is None:
+            if len(agg.instances) >= MAX_INSTANCES_PER_KERNEL:
+                return
+            ia = sums.instances[key] = InstanceAgg(op=None, dims=(), types=(), grid=grid,
+                                                   block=block, source=None, module=None,
+                                                   calls=0, total_us=0.0)
+            agg.instances.append(ia)
+        ia.calls += calls
+        ia.total_us += us
+        if phase is not None:
+            c, t = ia.by_phase.get(phase, (0, 0.0))
+            ia.by_phase[phase] = (c + calls, t + us)
+
+    def per_device_ns(self) -> dict[int, float]:
+        return {d: s.total_us * 1000.0 for d, s in self.devices.items()}
+
+    def of(self, device: int) -> _DeviceSums:
+        return self.devices.get(device) or _DeviceSums()
+
+
+choose_device = _choose  # the one rule for picking a device, shared with the nsys SQLite reader
+
+
 def import_rocprofv3(paths: Iterable[Path], *, top: int = DEFAULT_TOP,
                      device_index: int | None = None) -> TableImport:
     rows: list[_Row] = []
@@ -593,7 +804,12 @@ def import_rocprofv3(paths: Iterable[Path], *, top: int = DEFAULT_TOP,
         why = store.check_regular(p)
         if why is not None:
             raise ImportProblem(f"{printable(p)}: {printable(why)}")
-        if _is_sqlite(p):
+        verdict = sniff_check(p, ROCPROF)
+        if verdict.refusal:
+            raise ImportProblem(verdict.refusal)
+        if verdict.rule is not None and verdict.rule.kind == "rocprofv3-summary":
+            got = _rocprof_summary(p)
+        elif _is_sqlite(p):
             got = _rocpd_rows(p)
         elif _is_rocprofv3_json(p):
             got = _rocprofv3_json(p)
@@ -752,12 +968,26 @@ def _table(section_lines: list[str], path: Path) -> tuple[list[str], list[list[s
     return head, rows, True
 
 
-def import_nsys(path: Path, *, top: int = DEFAULT_TOP) -> TableImport:
+def import_nsys(path: Path, *, top: int = DEFAULT_TOP,
+                device_index: int | None = None) -> TableImport:
     """``nsys stats`` output: the ``cuda_gpu_kern_sum`` table (old ``gpukernsum`` / "CUDA Kernel
-    Statistics" too), found wherever it is in a multi-report dump, in CSV or console layout."""
+    Statistics" too), found wherever it is in a multi-report dump, in CSV or console layout;
+    the ``cuda_gpu_trace`` per-launch CSV; or an ``nsys export --type sqlite`` database."""
     path = Path(path)
     pname = printable(path.name)
+    why = store.check_regular(path)
+    if why is not None:
+        raise ImportProblem(f"{printable(path)}: {printable(why)}")
+    verdict = sniff_check(path, NSYS)
+    if verdict.refusal:
+        raise ImportProblem(verdict.refusal)
+    if _is_sqlite(path):
+        from roofline_tui.importers.nsys_sqlite import import_nsys_sqlite
+
+        return import_nsys_sqlite(path, top=top, device_index=device_index)
     text = _read_text(path)
+    if verdict.rule is not None and verdict.rule.kind == "nsys-gpu-trace":
+        return _nsys_gpu_trace(path, text, top=top, device_index=device_index)
     sections = _sections(text.splitlines())
     named = [s for s in sections if s.report]
     kernel = [s for s in named if _is_kernel_report(s.report)]
@@ -826,3 +1056,100 @@ def import_nsys(path: Path, *, top: int = DEFAULT_TOP) -> TableImport:
     doc = build_topn(aggs.values(), source="nsys", total_us=total, launches=launches, top=top,
                      notes=notes)
     return TableImport(doc=doc, rows=len(aggs), notes=notes, skipped=skipped.total())
+
+
+# ---------------------------------------------------------------------------------------------
+# Nsight Systems cuda_gpu_trace: one row per kernel launch or copy
+
+_DEVICE_CELL = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)\s*$")
+_NSYS_COPY = re.compile(r"^\[CUDA (?P<what>memcpy|memset)\s*(?P<dir>[^\]]*)\]$", re.IGNORECASE)
+_NSYS_COPY_DIRS = {"host-to-device": "HtoD", "device-to-host": "DtoH",
+                   "device-to-device": "DtoD", "host-to-host": "HtoH",
+                   "peer-to-peer": "PtoP", "htod": "HtoD", "dtoh": "DtoH", "dtod": "DtoD",
+                   "htoh": "HtoH", "ptop": "PtoP"}
+_TIME_SCALE = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _copy_name(name: str) -> str | None:
+    """``Memcpy HtoD`` / ``Memset`` for nsys's ``[CUDA memcpy Host-to-Device]`` rows."""
+    m = _NSYS_COPY.match(name.strip())
+    if m is None:
+        return None
+    if m.group("what").lower() == "memset":
+        return "Memset"
+    raw = m.group("dir").strip()
+    return f"Memcpy {_NSYS_COPY_DIRS.get(raw.lower(), raw or '?')}"
+
+
+def _xyz(cells: list[int | None]) -> tuple[int, int, int] | None:
+    a, b, c = cells
+    return None if a is None or b is None or c is None else (a, b, c)
+
+
+def _nsys_gpu_trace(path: Path, text: str, *, top: int,
+                    device_index: int | None) -> TableImport:
+    """``nsys stats --report cuda_gpu_trace --format csv``: per-launch rows (start, duration,
+    grid/block, device, name) summed per kernel; copies named like the other importers'."""
+    pname = printable(path.name)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines[:200])
+                  if {"startns", "durationns", "name"} <= {_norm(c) for c in line.split(",")}),
+                 None)
+    if start is None:
+        raise ImportProblem(f"{pname}: no cuda_gpu_trace header (Start (ns), Duration (ns), "
+                            "Name)")
+    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
+    head = next(reader)
+    header = {_norm(c): i for i, c in enumerate(head)}
+    dur_col = next((c for c in head if _norm(c).startswith("duration")), "")
+    unit = re.search(r"\((\w+)\)", dur_col)
+    scale = _TIME_SCALE.get(unit.group(1) if unit else "ns", 1.0)
+    name_i, dur_i = _pick(header, "Name"), _pick(header, "Duration (ns)", "Duration (us)",
+                                                    "Duration (ms)", "Duration")
+    dev_i = _pick(header, "Device")
+    geo = [_pick(header, c) for c in ("GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ")]
+    if name_i is None or dur_i is None:
+        raise ImportProblem(f"{pname}: the cuda_gpu_trace table has no Name / Duration column")
+    sums = LaunchSums()
+    skipped = _Skipped()
+    devices: dict[int, str] = {}
+    by_text: dict[str, int] = {}
+    width = len(head)
+    for lineno, rec in enumerate(reader, start + 2):
+        if not rec or all(not c.strip() for c in rec):
+            continue
+        if len(rec) != width:
+            skipped.add(f"{len(rec)} fields where the header has {width}", lineno)
+            continue
+        dur = _ns(rec[dur_i])
+        if dur is None or dur < 0:
+            skipped.add("duration missing, negative or not a number", lineno)
+            continue
+        device = -1
+        if dev_i is not None:
+            cell = rec[dev_i].strip()
+            m = _DEVICE_CELL.match(cell)
+            if m:
+                device = int(m.group("index"))
+                devices.setdefault(device, m.group("name"))
+            elif cell:
+                device = by_text.setdefault(cell, len(by_text))
+                devices.setdefault(device, cell)
+        raw_name = rec[name_i].strip()
+        copy = _copy_name(raw_name)
+        cells = [integer(rec[i]) if i is not None else None for i in geo]
+        grid, block = (None, None) if copy else (_xyz(cells[:3]), _xyz(cells[3:]))
+        sums.add(device, copy or cap_name(raw_name), dur * scale, grid, block)
+    if not sums.devices:
+        why = f" ({skipped.total():,} bad rows skipped)" if skipped.total() else ""
+        raise ImportProblem(f"{pname}: cuda_gpu_trace table found but no usable rows{why}")
+    dev, message = choose_device(sums.per_device_ns(), device_index, "device")
+    chosen = sums.of(dev)
+    n = chosen.launches
+    notes = skipped.notes(pname)
+    doc = build_topn(chosen.aggs.values(), source="nsys", total_us=chosen.total_us,
+                     launches=n, top=top, notes=notes)
+    name = devices.get(dev)
+    info = identify(name, {}, source=f"{path.name} Device column") if name else None
+    return TableImport(doc=doc, device_message=message, rows=n, notes=notes,
+                       skipped=skipped.total(), device_info=info)

@@ -663,6 +663,13 @@ class _Collector:
             bits.append(f"{n:,} {printable(cat, limit=30)}")
         props = header.get("deviceProperties")
         has_props = isinstance(props, list) and bool(props)
+        # a non-GPU accelerator's device-side events (Meta MTIA: mtia_ccp_events, ...; its
+        # mtia_runtime category is host-side API calls) are named, not called CPU-only
+        mtia = sum(n for cat, n in self.categories.items() if isinstance(cat, str)
+                   and cat.lower().startswith("mtia") and cat.lower() != "mtia_runtime")
+        if mtia:
+            return (f"no GPU events: {mtia:,} events of an MTIA device; this tool models GPU "
+                    "kernels (CUDA or ROCm)")
         held = ", ".join(bits) if bits else f"{self.events:,} events without a category"
         return (f"no GPU events (kernel/memcpy/memset) in the trace: CPU-only trace: {held} "
                 f"events, {'with' if has_props else 'no'} deviceProperties")
@@ -730,6 +737,11 @@ def head_text(path: Path, n: int = 4096) -> str:
 
 def _other_format(path: Path) -> str | None:
     """A one-line refusal when the file is a known non-Kineto format."""
+    from roofline_tui.importers.sniff import TORCH, refusal
+
+    named = refusal(path, TORCH, named=False)  # the one sniffer table: other tools' files
+    if named:
+        return named
     head = head_text(path).lstrip("\ufeff \t\r\n")
     if head.startswith("{") and '"rocprofiler-sdk-tool"' in head[:200]:
         return ("a rocprofv3 --output-format json file, not a PyTorch trace; import it with "
@@ -1306,12 +1318,37 @@ def import_torch(
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)
+    return import_collected(col, header, Path(path), kernel_times(col, header, Path(path),
+                                                                  device_index),
+                            top=top, isl=isl, osl=osl, conc=conc, capture_sizes=capture_sizes,
+                            captures=captures, discover=discover)
+
+
+@dataclass
+class KernelTimes:
+    """One trace's GPU time per kernel on the device chosen: what ``importers.ranks`` keeps of
+    each rank (the collector itself is dropped)."""
+
+    choice: DeviceChoice
+    stage_labels: dict[int, _StageLabel]
+    sums: dict[int, list[Any]]  # kernel name id -> [calls, total µs], summed in trace order
+    total_us: float
+    launches: int
+
+    def by_name(self, col: _Collector) -> dict[str, tuple[int, float]]:
+        """Kernel name (the Top-N's key) -> (launches, total µs)."""
+        return {col.names[nid]: (calls, us) for nid, (calls, us) in self.sums.items()}
+
+
+def kernel_times(col: _Collector, header: dict[str, Any], path: Path,
+                 device_index: int | None) -> KernelTimes:
+    """Choose the device, split the split-stage MoE launches (this re-points rows of ``col``)
+    and sum every kernel's launches and time on that device."""
     if not col.g_dev:
-        raise ImportProblem(f"{Path(path).name}: {col.what_it_holds(header)}")
+        raise ImportProblem(f"{path.name}: {col.what_it_holds(header)}")
     choice = choose_device(col, device_index)
     dev = choice.chosen
     stage_labels = _split_moe_stages(col, dev)
-    # per kernel name: [calls, total µs], summed in trace order
     sums: dict[int, list[Any]] = {}
     total = 0.0
     launches = 0
@@ -1325,9 +1362,28 @@ def import_torch(
         acc[1] += dur
         total += dur
         launches += 1
+    return KernelTimes(choice, stage_labels, sums, total, launches)
+
+
+def import_collected(
+    col: _Collector,
+    header: dict[str, Any],
+    path: Path,
+    times: KernelTimes,
+    *,
+    top: int = DEFAULT_TOP,
+    isl: int | None = None,
+    osl: int | None = None,
+    conc: int | None = None,
+    capture_sizes: Iterable[int] | None = None,
+    captures: Sequence[Path] | None = None,
+    discover: bool = True,
+) -> TorchImport:
+    """The Top-N document of a trace already read (:func:`collect`, :func:`kernel_times`)."""
+    choice, stage_labels = times.choice, times.stage_labels
+    dev, total, launches = choice.chosen, times.total_us, times.launches
     aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
-            for nid, (calls, total_us) in sums.items()}
-    del sums
+            for nid, (calls, total_us) in times.sums.items()}
     for nid, label in stage_labels.items():
         agg = aggs[nid]
         agg.short_name = label.short_name

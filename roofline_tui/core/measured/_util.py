@@ -116,15 +116,17 @@ class QueryBudget:
         return 0
 
 
-def open_sqlite_ro(path: Path, seconds: float | None = None
+def open_sqlite_ro(path: Path, seconds: float | None = None, *, immutable: bool = False
                    ) -> tuple[sqlite3.Connection, QueryBudget]:
     """A read-only connection through :func:`sqlite_uri` with a :class:`QueryBudget` installed.
     Raises ``sqlite3.Error``, also for anything but a regular file (SQLite would wait forever
-    on a FIFO named ``run.db``)."""
+    on a FIFO named ``run.db``). ``immutable``: the file is a finished export that nothing
+    writes (no lock, no journal or WAL file looked for, so a read-only folder works)."""
     why = store.check_regular(path)
     if why is not None:
         raise sqlite3.OperationalError(why)
-    con = sqlite3.connect(sqlite_uri(path), uri=True)
+    uri = sqlite_uri(path) + ("&immutable=1" if immutable else "")
+    con = sqlite3.connect(uri, uri=True)
     budget = QueryBudget(SQLITE_TIME_BUDGET_S if seconds is None else seconds)
     con.set_progress_handler(budget, 10_000)
     return con, budget

@@ -1,0 +1,325 @@
+"""Several ranks of one run -> one Top-N, with every kernel's spread across the ranks.
+
+A tensor-parallel run writes one PyTorch trace per rank. ``roofline import torch`` given
+several of them (or a directory holding them) writes the Top-N of one rank (``--rank R``,
+default: the slowest rank, the one with the most GPU time) and records, per Top-N entry, how
+the kernel's mean time per launch spreads over the ranks that ran it (min / median / max, the
+slowest rank), so a straggler shows (``core.topn_ext``: ``RankSpread``, ``RankSet``).
+
+The traces are read one at a time, each streamed as a single import is. Of a rank only its
+per-kernel sums (launches, time) are kept once its trace has been read; the rank whose Top-N
+is written is analysed while its trace is in memory (with the default, each rank that is the
+slowest so far is, and the Top-N of the slowest so far kept), so memory stays that of one
+trace. Kernels are matched across ranks by the Top-N's kernel name (split-stage MoE names
+included: every rank is split the same way).
+
+A rank's number comes from its file name (vLLM ``…rank0…``, HTA ``rank-3…``, SGLang
+``…-TP-1…``), else its directory (ATOM ``rank_<r>/``), else the trace's
+``distributedInfo.rank``. A name and a ``distributedInfo.rank`` that disagree, two traces of
+one rank, a trace whose rank cannot be told or a ``--rank`` no trace has are refused in one
+line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roofline_tui.core import units
+from roofline_tui.core.coerce import integer
+from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.core.textsafe import md_cell, printable
+from roofline_tui.core.topn_ext import (
+    RankSet,
+    RankSpread,
+    RankTrace,
+    parse_rank_set,
+    parse_rank_spread,
+)
+from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
+from roofline_tui.importers.torch_trace import (
+    TorchImport,
+    collect,
+    import_collected,
+    import_torch,
+    kernel_times,
+)
+
+_NAME_RANK = re.compile(r"(?:^|[_.-])rank[_-]?(\d{1,6})(?!\d)|-TP-(\d{1,6})(?!\d)",
+                        re.IGNORECASE)
+_DIR_RANK = re.compile(r"^(?:.*[_.-])?rank[_-]?(\d{1,6})$", re.IGNORECASE)
+_TRACE_SUFFIXES = (".json", ".json.gz")
+# JSON files a profile directory holds that are not traces
+_NOT_TRACES = frozenset({"profile_topN.json", "profile_roofline.json", "env_report.json",
+                         "config.json", "generation_config.json", "tokenizer_config.json",
+                         "execution_details.json"})
+MAX_RANK_FILES = 1024
+MAX_RANK = 1 << 20
+MD_MAX_ROWS = 25
+
+
+@dataclass
+class RankKernels:
+    """What is kept of one rank once its trace has been read."""
+
+    rank: int
+    file: str
+    total_us: float
+    launches: int
+    kernels: dict[str, tuple[int, float]]  # kernel name -> (launches, total µs)
+
+
+@dataclass
+class RanksImport:
+    result: TorchImport
+    rank: int | None  # None: one trace, imported as it is
+    chosen_by: str  # "--rank" or "slowest"
+    ranks: list[RankKernels]
+    message: str  # "" for one trace imported as it is
+
+
+# --------------------------------------------------------------------------- which files, ranks
+
+
+def rank_in_path(path: Path) -> int | None:
+    """The rank a trace's name says, else the one its directory's name says."""
+    m = _NAME_RANK.search(path.name)
+    if m:
+        return int(m.group(1) or m.group(2))
+    m = _DIR_RANK.match(path.parent.name)
+    return int(m.group(1)) if m else None
+
+
+def header_rank(header: dict[str, Any]) -> int | None:
+    """``distributedInfo.rank`` of the trace, when it is a usable integer."""
+    info = header.get("distributedInfo")
+    if not isinstance(info, dict):
+        return None
+    r = integer(info.get("rank"), nonneg=True)
+    return r if r is not None and r < MAX_RANK else None
+
+
+def _traces_in(folder: Path) -> list[Path]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise ImportProblem(f"{printable(folder)}: cannot list ({exc.strerror or exc})") from None
+    out: list[Path] = []
+    for name in names:
+        child = folder / name
+        if name.endswith(_TRACE_SUFFIXES) and name not in _NOT_TRACES and child.is_file():
+            out.append(child)  # collect() refuses anything that is not a regular file
+    return out
+
+
+def rank_traces(given: Sequence[Path]) -> list[Path]:
+    """The trace files of ``given``: a file as it is; a directory's ``*.json[.gz]`` files and
+    those of its ``rank_<r>/`` (``rank<r>``, ``rank-<r>``) sub-directories, sorted."""
+    out: list[Path] = []
+    for path in given:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = _traces_in(path)
+        try:
+            subdirs = sorted(n for n in os.listdir(path) if _DIR_RANK.match(n))
+        except OSError:
+            subdirs = []
+        for name in subdirs:
+            if (path / name).is_dir():
+                found.extend(_traces_in(path / name))
+        if not found:
+            raise ImportProblem(f"{printable(path)}: no trace files (*.json, *.json.gz) in the "
+                                "directory or its rank_<r>/ sub-directories")
+        out.extend(found)
+    if len(out) > MAX_RANK_FILES:
+        raise ImportProblem(f"{len(out)} trace files: at most {MAX_RANK_FILES} ranks are read")
+    return out
+
+
+def _label(path: Path) -> str:
+    """The trace as named in lines and in the Top-N: its name, with its rank directory."""
+    if _DIR_RANK.match(path.parent.name) and not _NAME_RANK.search(path.name):
+        return printable(f"{path.parent.name}/{path.name}", limit=200)
+    return printable(path.name, limit=200)
+
+
+def _check_named(paths: Sequence[Path]) -> None:
+    """Two files whose names say the same rank are refused before anything is read."""
+    seen: dict[int, Path] = {}
+    for p in paths:
+        r = rank_in_path(p)
+        if r is None:
+            continue
+        if r in seen:
+            raise ImportProblem(f"{_label(p)} and {_label(seen[r])} are both rank {r}: give "
+                                "one trace per rank")
+        seen[r] = p
+
+
+def _rank_of(path: Path, header: dict[str, Any]) -> int:
+    named, info = rank_in_path(path), header_rank(header)
+    if named is not None and info is not None and named != info:
+        raise ImportProblem(f"{_label(path)}: its name says rank {named} but its "
+                            f"distributedInfo.rank is {info}: which rank is it? (rename the "
+                            "file after its distributedInfo.rank)")
+    rank = named if named is not None else info
+    if rank is None:
+        raise ImportProblem(f"{_label(path)}: no rank in its name (…rank<N>…, rank-<N>, "
+                            "-TP-<N>), its directory (rank_<N>/) or its distributedInfo.rank: "
+                            "name each rank's trace after its rank")
+    return rank
+
+
+# --------------------------------------------------------------------------- the import
+
+
+def import_ranks(
+    given: Sequence[Path],
+    *,
+    rank: int | None = None,
+    top: int = DEFAULT_TOP,
+    device_index: int | None = None,
+    isl: int | None = None,
+    osl: int | None = None,
+    conc: int | None = None,
+    capture_sizes: Iterable[int] | None = None,
+    captures: Sequence[Path] | None = None,
+    discover: bool = True,
+    progress: bool = True,
+) -> RanksImport:
+    """The Top-N of one rank of several (module docstring); nothing is written. One trace
+    without ``rank`` is imported exactly as :func:`import_torch` does."""
+    paths = rank_traces(given)
+    if len(paths) == 1 and rank is None:
+        one = import_torch(paths[0], top=top, device_index=device_index, isl=isl, osl=osl,
+                           conc=conc, capture_sizes=capture_sizes, captures=captures,
+                           discover=discover, progress=progress)
+        return RanksImport(result=one, rank=None, chosen_by="", ranks=[], message="")
+    _check_named(paths)
+    named = [rank_in_path(p) for p in paths]
+    if rank is not None and None not in named and rank not in named:
+        raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: "
+                            f"{_listing(r for r in named if r is not None)}")
+    kept: dict[int, RankKernels] = {}
+    best: TorchImport | None = None
+    best_rank = -1
+    for path in paths:
+        col, header = collect(path, progress=progress)
+        r = _rank_of(path, header)
+        if r in kept:
+            raise ImportProblem(f"{_label(path)} and {kept[r].file} are both rank {r}: give "
+                                "one trace per rank")
+        try:
+            times = kernel_times(col, header, path, device_index)
+            kept[r] = RankKernels(rank=r, file=_label(path), total_us=times.total_us,
+                                  launches=times.launches, kernels=times.by_name(col))
+            slower = best is None or times.total_us > kept[best_rank].total_us or (
+                times.total_us == kept[best_rank].total_us and r < best_rank)
+            if (r == rank) if rank is not None else slower:
+                best = import_collected(col, header, path, times, top=top, isl=isl, osl=osl,
+                                        conc=conc, capture_sizes=capture_sizes,
+                                        captures=captures, discover=discover)
+                best_rank = r
+        except ImportProblem as exc:
+            if exc.message.startswith((path.name, _label(path))):
+                raise
+            raise ImportProblem(f"{_label(path)}: {exc.message}") from None
+        del col, header, times  # the next trace is read without this one in memory
+    if best is None:
+        raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: {_listing(kept)}")
+    ordered = [kept[r] for r in sorted(kept)]
+    chosen_by = "--rank" if rank is not None else "slowest"
+    _attach(best.doc, best_rank, chosen_by, ordered)
+    return RanksImport(result=best, rank=best_rank, chosen_by=chosen_by, ranks=ordered,
+                       message=_message(best_rank, chosen_by, ordered))
+
+
+def _listing(ranks: Iterable[int]) -> str:
+    return ", ".join(str(r) for r in sorted(ranks))
+
+
+def spread_of(name: str, ranks: Sequence[RankKernels]) -> RankSpread | None:
+    """The kernel's mean time per launch over the ranks that launched it."""
+    per: dict[int, float] = {}
+    for rk in ranks:
+        got = rk.kernels.get(name)
+        if got is not None and got[0] > 0:
+            per[rk.rank] = got[1] / got[0]
+    if not per:
+        return None
+    values = list(per.values())
+    slowest = max(sorted(per), key=lambda r: per[r])  # ties: the lowest rank
+    return RankSpread(ranks=len(per), min_us=_us(min(values)),
+                      median_us=_us(statistics.median(values)), max_us=_us(max(values)),
+                      slowest_rank=slowest)
+
+
+def _us(value: float) -> float:
+    out = round(float(value), 3)
+    return 0.0 if out == 0 else out
+
+
+def _attach(doc: dict[str, Any], rank: int, chosen_by: str, ranks: Sequence[RankKernels]) -> None:
+    """Write the rank set on the document and, with two ranks or more, each entry's spread."""
+    traces = [RankTrace(rank=rk.rank, file=rk.file, gpu_time_ms=round(rk.total_us / 1000.0, 4),
+                        launches=rk.launches, kernels=len(rk.kernels)) for rk in ranks]
+    block = RankSet(rank=rank, chosen_by="--rank" if chosen_by == "--rank" else "slowest",
+                    traces=traces)
+    ext = doc.setdefault(EXTENSION_KEY, {"version": EXTENSION_VERSION})
+    ext["ranks"] = block.model_dump(mode="json")
+    if len(ranks) < 2:
+        return
+    for entry in doc["top_kernels"]:
+        spread = spread_of(entry["name"], ranks)
+        if spread is not None:
+            entry.setdefault(EXTENSION_KEY, {})["ranks"] = spread.model_dump(mode="json")
+
+
+def _message(rank: int, chosen_by: str, ranks: Sequence[RankKernels]) -> str:
+    times = ", ".join(f"{rk.rank} ({units.millis(rk.total_us / 1000.0)})" for rk in ranks)
+    why = "named with --rank" if chosen_by == "--rank" else "the slowest: most GPU time"
+    other = "" if chosen_by == "--rank" else "; pick another with --rank"
+    return f"{len(ranks)} rank trace(s): {times}; Top-N of rank {rank} ({why}){other}"
+
+
+# --------------------------------------------------------------------------- the .md
+
+
+def markdown_lines(doc: dict[str, Any]) -> list[str]:
+    """The ``.md`` section on the ranks: which rank the Top-N is, and each entry's spread (read
+    back through the extension's own parsers)."""
+    ext = doc.get(EXTENSION_KEY)
+    block, _problems = parse_rank_set(ext.get("ranks") if isinstance(ext, dict) else None)
+    if block is None:
+        return []
+    why = ("named with `--rank`" if block.chosen_by == "--rank"
+           else "the slowest rank: most GPU time")
+    lines = ["", "## Ranks", "",
+             f"- this Top-N is rank **{block.rank}** ({why}) of {len(block.traces)} rank "
+             "trace(s)"]
+    for t in block.traces:
+        lines.append(f"- rank {t.rank}: `{md_cell(t.file, limit=80)}`, "
+                     f"{units.millis(t.gpu_time_ms)} GPU time, {t.launches} launches, "
+                     f"{t.kernels} kernels")
+    rows = []
+    for k in doc.get("top_kernels", [])[:MD_MAX_ROWS]:
+        k_ext = k.get(EXTENSION_KEY) if isinstance(k, dict) else None
+        spread, _why = parse_rank_spread(k_ext.get("ranks") if isinstance(k_ext, dict) else None)
+        if spread is None:
+            continue
+        ratio = f"{spread.max_us / spread.median_us:.2f}×" if spread.median_us else "–"
+        rows.append(f"| {printable(k.get('rank'))} | `{md_cell(k.get('short_name'), limit=60)}` "
+                    f"| {spread.ranks} | {units.fixed(spread.min_us, 1)} | "
+                    f"{units.fixed(spread.median_us, 1)} | {units.fixed(spread.max_us, 1)} | "
+                    f"{ratio} | {spread.slowest_rank} |")
+    if rows:
+        lines += ["", "Time per launch across the ranks (µs; each rank's mean per launch):", "",
+                  "| # | kernel | ranks | min | median | max | max/median | slowest rank |",
+                  "|--|--|--|--|--|--|--|--|", *rows]
+    return lines

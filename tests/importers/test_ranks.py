@@ -1,0 +1,216 @@
+"""Several ranks of one run (issue 23): ``roofline import torch`` given the traces of several
+ranks, or a directory of them, writes one rank's Top-N and each kernel's spread across ranks.
+
+The ranks are built here from one real trace (SGLang Qwen3-8B decode on MI300X, rank 0 of its
+run): rank 1 runs every kernel 10 % slower and its paged attention twice as slow (a straggler),
+rank 2 runs 10 % faster. Every expected figure is computed here from the files written, never
+taken from the importer."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofline_tui.core.topn_ext import parse_entry_extension
+from tests.cli.helpers import one_line, roofline
+from tests.paths import REAL_FORMATS, need
+
+SOURCE = REAL_FORMATS / "wild" / "tracelens_sglang_qwen3-8b_decode.json.gz"
+STRAGGLER = "paged_attention_ll4mi_QKV"  # the kernel rank 1 runs twice as slow
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+SCALE = {0: 1.0, 1: 1.1, 2: 0.9}
+
+
+@pytest.fixture(scope="module")
+def base() -> dict[str, Any]:
+    with gzip.open(need(SOURCE), "rt", encoding="utf-8") as fh:
+        doc: dict[str, Any] = json.load(fh)
+    return doc
+
+
+def rank_trace(base: dict[str, Any], rank: int, info_rank: int | None = None) -> dict[str, Any]:
+    """The real trace as rank ``rank`` of the run (``distributedInfo.rank`` = ``info_rank``,
+    default the same rank; -1: no distributedInfo at all)."""
+    doc = copy.deepcopy(base)
+    info = rank if info_rank is None else info_rank
+    if info < 0:
+        doc.pop("distributedInfo", None)
+    else:
+        doc["distributedInfo"]["rank"] = info
+    for ev in doc["traceEvents"]:
+        if ev.get("cat") == "kernel" and isinstance(ev.get("dur"), (int, float)):
+            factor = SCALE[rank] * (2.0 if rank == 1 and STRAGGLER in ev["name"] else 1.0)
+            ev["dur"] = ev["dur"] * factor
+    return doc
+
+
+def write(path: Path, doc: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+def per_launch(doc: dict[str, Any]) -> tuple[dict[str, float], float]:
+    """Each GPU kernel's mean time per launch (µs) and the total GPU time (µs), from the file."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X" and str(ev.get("cat")).lower() in GPU_CATS:
+            sums[ev["name"]].append(float(ev["dur"]))
+    return ({n: sum(v) / len(v) for n, v in sums.items()},
+            sum(sum(v) for v in sums.values()))
+
+
+def load(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "profile_topN.json").read_text())
+    return doc
+
+
+def three_ranks(base: dict[str, Any], folder: Path, names: dict[int, str]
+                ) -> dict[int, dict[str, Any]]:
+    docs = {r: rank_trace(base, r) for r in SCALE}
+    for r, doc in docs.items():
+        write(folder / names[r], doc)
+    return docs
+
+
+def check_spread(topn: dict[str, Any], docs: dict[int, dict[str, Any]]) -> int:
+    """Every entry's spread against the one computed here; returns the entries checked."""
+    means = {r: per_launch(d)[0] for r, d in docs.items()}
+    checked = 0
+    for entry in topn["top_kernels"]:
+        got = entry["x_roofline"]["ranks"]
+        per = {r: m[entry["name"]] for r, m in means.items() if entry["name"] in m}
+        if not per:
+            continue
+        values = list(per.values())
+        assert got["ranks"] == len(per)
+        assert got["min_us"] == pytest.approx(min(values), abs=1e-3)
+        assert got["median_us"] == pytest.approx(statistics.median(values), abs=1e-3)
+        assert got["max_us"] == pytest.approx(max(values), abs=1e-3)
+        assert per[got["slowest_rank"]] == max(values)
+        checked += 1
+    return checked
+
+
+def test_a_directory_gives_the_slowest_rank_with_the_spread(base: dict[str, Any],
+                                                            tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    docs = three_ranks(base, run, {r: f"rank-{r}.Apr_03_18_51_38.1102.pt.trace.json.gz"
+                                   for r in SCALE})  # HTA's names
+    proc = roofline("import", "torch", run, "--out", tmp_path / "round")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 rank trace(s)" in proc.stdout and "Top-N of rank 1 (the slowest" in proc.stdout
+    topn = load(tmp_path / "round")
+    totals = {r: per_launch(d)[1] for r, d in docs.items()}
+    assert max(totals, key=lambda r: totals[r]) == 1
+    assert topn["total_gpu_time_ms"] == pytest.approx(totals[1] / 1000.0, abs=1e-4)
+    block = topn["x_roofline"]["ranks"]
+    assert block["rank"] == 1 and block["chosen_by"] == "slowest"
+    assert [t["rank"] for t in block["traces"]] == [0, 1, 2]
+    assert [t["gpu_time_ms"] for t in block["traces"]] == pytest.approx(
+        [totals[r] / 1000.0 for r in (0, 1, 2)], abs=1e-4)
+    assert check_spread(topn, docs) >= 10
+    # the straggler shows in the .md: rank 1's time over the median (rank 0's), on rank 1
+    md = (tmp_path / "round" / "profile_topN.md").read_text()
+    assert "## Ranks" in md and "this Top-N is rank **1** (the slowest rank" in md
+    ratio = f"{2.0 * SCALE[1] / SCALE[0]:.2f}×"
+    rows = [line for line in md.splitlines() if STRAGGLER in line and ratio in line]
+    assert rows and rows[0].rstrip().endswith("| 1 |"), md
+
+
+def test_rank_names_the_top_n_written(base: dict[str, Any], tmp_path: Path) -> None:
+    names = {r: f"dp0_pp0_tp{r}_dcp0_ep0_rank{r}.1757000000.pt.trace.json.gz" for r in SCALE}
+    docs = three_ranks(base, tmp_path / "run", names)  # vLLM's names, given one by one
+    files = [tmp_path / "run" / names[r] for r in (2, 0, 1)]
+    proc = roofline("import", "torch", *files, "--rank", "2", "--out", tmp_path / "round")
+    assert proc.returncode == 0, proc.stderr
+    assert "Top-N of rank 2 (named with --rank)" in proc.stdout
+    topn = load(tmp_path / "round")
+    assert topn["total_gpu_time_ms"] == pytest.approx(per_launch(docs[2])[1] / 1000.0,
+                                                      abs=1e-4)
+    assert topn["x_roofline"]["ranks"]["chosen_by"] == "--rank"
+    assert check_spread(topn, docs) >= 10
+    assert "named with `--rank`" in (tmp_path / "round" / "profile_topN.md").read_text()
+
+
+def test_atom_rank_directories_and_distributed_info(base: dict[str, Any],
+                                                    tmp_path: Path) -> None:
+    """ATOM's ``rank_<r>/`` layout (the file names say no rank); and files named after
+    nothing, whose rank is their ``distributedInfo.rank``."""
+    docs = three_ranks(base, tmp_path / "atom", {r: f"rank_{r}/trace.json.gz" for r in SCALE})
+    proc = roofline("import", "torch", tmp_path / "atom", "--out", tmp_path / "r1")
+    assert proc.returncode == 0, proc.stderr
+    traces = load(tmp_path / "r1")["x_roofline"]["ranks"]["traces"]
+    assert [t["file"] for t in traces] == [f"rank_{r}/trace.json.gz" for r in (0, 1, 2)]
+    for r, name in ((0, "a.json.gz"), (1, "b.json.gz")):
+        write(tmp_path / "plain" / name, rank_trace(base, r))
+    proc = roofline("import", "torch", tmp_path / "plain", "--out", tmp_path / "r2")
+    assert proc.returncode == 0, proc.stderr
+    topn = load(tmp_path / "r2")
+    assert topn["x_roofline"]["ranks"]["rank"] == 1
+    assert check_spread(topn, {r: docs[r] for r in (0, 1)}) >= 10
+
+
+def test_conflicting_or_missing_ranks_are_refused_in_one_line(base: dict[str, Any],
+                                                              tmp_path: Path) -> None:
+    write(tmp_path / "a" / "x_rank0.json.gz", rank_trace(base, 0))
+    write(tmp_path / "a" / "x_rank1.json.gz", rank_trace(base, 1, info_rank=0))  # a bad copy
+    proc = roofline("import", "torch", tmp_path / "a", "--out", tmp_path / "r")
+    assert proc.returncode == 1
+    assert ("x_rank1.json.gz: its name says rank 1 but its distributedInfo.rank is 0"
+            in one_line(proc))
+    write(tmp_path / "b" / "x_rank0.json.gz", rank_trace(base, 0))
+    write(tmp_path / "b" / "y-rank-0.json.gz", rank_trace(base, 0))
+    proc = roofline("import", "torch", tmp_path / "b", "--out", tmp_path / "r")
+    assert proc.returncode == 1 and "are both rank 0: give one trace per rank" in one_line(proc)
+    write(tmp_path / "c" / "one.json.gz", rank_trace(base, 0, info_rank=-1))
+    write(tmp_path / "c" / "two.json.gz", rank_trace(base, 1, info_rank=-1))
+    proc = roofline("import", "torch", tmp_path / "c", "--out", tmp_path / "r")
+    assert proc.returncode == 1 and "one.json.gz: no rank in its name" in one_line(proc)
+    proc = roofline("import", "torch", tmp_path / "a" / "x_rank0.json.gz",
+                    tmp_path / "b" / "y-rank-0.json.gz", "--out", tmp_path / "r")
+    assert proc.returncode == 1 and "both rank 0" in one_line(proc)
+    write(tmp_path / "d" / "x_rank0.json.gz", rank_trace(base, 0))
+    write(tmp_path / "d" / "x_rank2.json.gz", rank_trace(base, 2))
+    proc = roofline("import", "torch", tmp_path / "d", "--rank", "1", "--out", tmp_path / "r")
+    assert proc.returncode == 1
+    assert one_line(proc).endswith("--rank 1: no trace of that rank; ranks: 0, 2")
+    assert not (tmp_path / "r" / "profile_topN.json").exists()
+
+
+def test_one_trace_has_no_rank_block(base: dict[str, Any], tmp_path: Path) -> None:
+    """A single trace is imported as before: no rank block, no spread, no rank section; a
+    directory holding one trace gives the same Top-N."""
+    trace = write(tmp_path / "one" / "x_rank0.json.gz", rank_trace(base, 0))
+    a = roofline("import", "torch", trace, "--out", tmp_path / "a")
+    b = roofline("import", "torch", tmp_path / "one", "--out", tmp_path / "b")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    assert "rank trace(s)" not in a.stdout
+    doc = load(tmp_path / "a")
+    assert "ranks" not in doc["x_roofline"]
+    assert not any("ranks" in e.get("x_roofline", {}) for e in doc["top_kernels"])
+    assert "## Ranks" not in (tmp_path / "a" / "profile_topN.md").read_text()
+    assert (tmp_path / "a" / "profile_topN.json").read_bytes() == (
+        tmp_path / "b" / "profile_topN.json").read_bytes()
+
+
+def test_a_spread_read_back_is_checked() -> None:
+    """The Top-N reader takes the spread through the extension's parser: a good one is typed,
+    one with min > max is dropped with a one-line reason."""
+    good = {"ranks": 3, "min_us": 1.5, "median_us": 2.0, "max_us": 4.25, "slowest_rank": 7}
+    ext, problems = parse_entry_extension({"ranks": good})
+    assert ext is not None and ext.ranks is not None and not problems
+    assert (ext.ranks.max_us, ext.ranks.slowest_rank) == (4.25, 7)
+    ext, problems = parse_entry_extension({"ranks": dict(good, min_us=9.0)})
+    assert ext is not None and ext.ranks is None
+    assert problems == ["x_roofline.ranks: min, median and max are out of order, ignored"]
+    ext, problems = parse_entry_extension({"ranks": dict(good, max_us="1e999")})
+    assert ext is not None and ext.ranks is None and len(problems) == 1
