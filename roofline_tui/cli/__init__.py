@@ -4,9 +4,15 @@
 command module adds its parser(s) and sets ``func`` (args -> exit status); building the parser
 imports nothing heavy (no engine, no rich, no importers, no Textual): each command imports what
 it needs when it runs. Exit status: 0 done, 1 the command could not do its job (or ``--strict``
-found problems), 2 a usage error, 130 interrupted. A reader of stdout that goes away
-(``| head -1``) ends the command normally (0, no traceback), and text the output's encoding
-cannot hold is written as escapes.
+found problems), 2 a usage error, 130 interrupted; SIGTERM/SIGHUP remove the temp file of a write
+in progress and end the command with that signal.
+
+Every command prints through :mod:`roofline_tui.cli.output`: a reader of stdout that goes away
+(``| head -1``), a closed stdout (``>&-``) or a full device (``>/dev/full``, ``2>/dev/full``)
+ends that stream quietly and never changes the exit status the command's work earned; glyphs the
+output's encoding cannot hold are written as ASCII look-alikes. Run as the ``roofline`` program
+(not by an in-process caller, and not for the dashboard), the start-up objects are frozen out of
+the collector and the program ends with ``os._exit`` after the atexit handlers and a flush.
 
 Every path argument is declared with :func:`roofline_tui.cli.args.add_path` and checked by
 :func:`roofline_tui.cli.args.check_paths` before the command runs: a FIFO, a device or a symlink
@@ -16,12 +22,19 @@ loop is refused in one line and never opened.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import errno
+import gc
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
-from roofline_tui.cli import analyze, calibrate, dash, devices, imports, rounds, schema
-from roofline_tui.cli.args import check_paths, usage_error
+from roofline_tui.cli import analyze, calibrate, dash, devices, imports, output, rounds, schema
+from roofline_tui.cli.args import check_paths, shown, usage_error
 
 Register = Callable[[argparse._SubParsersAction], None]
 
@@ -54,50 +67,96 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tolerant_streams() -> None:
-    """stdout/stderr write what their encoding cannot hold as escapes (``LC_ALL=C``,
-    ``PYTHONIOENCODING=ascii``): a kernel name never costs a traceback after the files are
-    written."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # a closed or detached stream: leave it
-                pass
+# the dashboard owns the terminal: its streams, its signals and its exit are Textual's
+_TERMINAL_COMMANDS = ("dash", "demo")
 
 
-def _stdout_gone() -> int:
-    """The reader of stdout went away (``| head -1``): a normal end. Later writes, and the
-    interpreter's final flush, go to /dev/null instead of raising again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no file descriptor (an in-process caller)
-        pass
-    return 0
+def _invoked_as_program(argv: Sequence[str] | None) -> bool:
+    """True when ``main`` runs as the ``roofline`` console script or ``python -m roofline_tui``
+    (not for an in-process caller, which passes ``argv`` or is some other program)."""
+    if argv is not None:
+        return False
+    top = sys.modules.get("__main__")
+    spec = getattr(top, "__spec__", None)
+    if spec is not None and spec.name in ("roofline_tui.__main__", "roofline_tui"):
+        return True
+    return spec is None and os.path.basename(sys.argv[0] if sys.argv else "") == "roofline"
+
+
+def _on_terminate(signum: int, _frame: object) -> None:
+    """SIGTERM/SIGHUP during a command: remove the temp files of a write in progress, then die
+    of the same signal (the parent sees the status it expects)."""
+    from roofline_tui.core.store import remove_live_temps
+
+    remove_live_temps()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_signal_handlers() -> list[tuple[int, object]]:
+    saved: list[tuple[int, object]] = []
+    if threading.current_thread() is not threading.main_thread():
+        return saved
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        try:
+            previous = signal.getsignal(signum)
+            if previous is signal.SIG_IGN:  # nohup: leave an ignored hang-up ignored
+                continue
+            signal.signal(signum, _on_terminate)
+            saved.append((signum, previous))
+        except (OSError, ValueError):
+            pass
+    return saved
+
+
+def _fast_exit(code: int) -> NoReturn:
+    """End the program now: run the atexit handlers, flush and close stdout/stderr, then
+    ``os._exit`` (skipping the interpreter's final cyclic collection of every object the
+    command made)."""
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    output.close_all()
+    os._exit(code)
+
+
+def _can_exit_fast() -> bool:
+    """No thread still working (a non-daemon thread is joined by a normal exit)."""
+    return not any(t.is_alive() and not t.daemon and t is not threading.main_thread()
+                   for t in threading.enumerate())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _tolerant_streams()
+    program = _invoked_as_program(argv)
+    output.install()
+    terminal = False
     try:
-        return _main(argv)
-    except BrokenPipeError:
-        return _stdout_gone()
+        try:
+            code, terminal = _main(argv, program)
+        except BrokenPipeError:  # a stream the output layer does not wrap
+            code = 0
+    finally:
+        output.restore()
+    if program and not terminal and _can_exit_fast():
+        _fast_exit(code)
+    return code
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, program: bool = False) -> tuple[int, bool]:
+    """``(exit status, whether the command owned the terminal)``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
-        return 2
+        return 2, False
+    terminal = args.command in _TERMINAL_COMMANDS
     try:
         code = check_paths(args.command, args)
         if code:
-            return code
+            return code, terminal
         if getattr(args, "device", None) and args.command in ("rounds", "playbook", "dash"):
             # every command that takes SOURCES refuses a --device the peak table does not know
             # (analyze checks it itself, after its own directory check)
@@ -105,10 +164,29 @@ def _main(argv: Sequence[str] | None) -> int:
 
             refused = device_problem(args)
             if refused:
-                return usage_error(args.command, refused)
-        return int(func(args) or 0)
+                return usage_error(args.command, refused), terminal
+        if terminal:  # Textual draws on the real streams and handles its own signals
+            output.restore()
+            return int(func(args) or 0), terminal
+        saved = _install_signal_handlers()
+        if program:  # what start-up made lives until the end: no collector pass walks it
+            gc.freeze()  # (an in-process caller's garbage is never frozen)
+        try:
+            return int(func(args) or 0), terminal
+        finally:
+            for signum, previous in saved:
+                with contextlib.suppress(OSError, ValueError, TypeError):
+                    signal.signal(signum, previous)  # type: ignore[arg-type]
     except KeyboardInterrupt:
-        return 130
+        return 130, terminal
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # a path that passed its check but whose derived paths (a parent, a file inside) pass
+        # PATH_MAX or NAME_MAX: the same one-line refusal as any other unusable path
+        name = exc.filename if isinstance(exc.filename, str) else ""
+        where = f" ({shown(name[:60])}…{shown(name[-40:])})" if name else ""
+        return usage_error(args.command, f"a path is too long for this system{where}"), terminal
 
 
 __all__ = ["COMMANDS", "build_parser", "main"]

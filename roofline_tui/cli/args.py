@@ -75,9 +75,32 @@ def add_path(p: argparse.ArgumentParser, *names: str, need: Need, **kw: object) 
     p.set_defaults(path_checks=(*checks, (action.dest, label, need)))
 
 
+# bytes a directory argument must leave below PATH_MAX for a file name inside it (NAME_MAX + '/')
+DIR_NAME_ROOM = 256
+
+
+def _path_max() -> int:
+    try:
+        return int(os.pathconf("/", "PC_PATH_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 4096
+
+
 def path_problem(path: Path, need: Need) -> tuple[int, str] | None:
     """``(exit status, one-line reason)`` when ``path`` is not what ``need`` asks for; None
-    when it is. Only ``stat`` is used: a FIFO or a device is never opened."""
+    when it is. Only ``stat`` is used: a FIFO or a device is never opened. A path whose
+    absolute form is longer than PATH_MAX (a relative one below a deep directory) is refused
+    here: every later step that names it absolutely would fail."""
+    try:
+        absolute = len(os.fsencode(os.path.abspath(path)))
+    except (OSError, ValueError):
+        absolute = 0
+    # a directory must leave room for the names written and read inside it
+    room = DIR_NAME_ROOM if need in ("dir", "new-dir", "file-or-dir") else 0
+    if absolute + room >= _path_max():
+        inside = f" plus {room} for a name inside it" if room else ""
+        return 2, (f"path too long (its absolute form is {absolute} bytes{inside}; "
+                   f"PATH_MAX is {_path_max()})")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -205,8 +228,15 @@ def sources_from_args(args: argparse.Namespace) -> RoundSources:
                         model=args.model)
 
 
+# the dashboard is started by hand: a --priors file it cannot use is said before it starts
+REFUSE_BAD_PRIORS = ("dash", "demo")
+
+
 def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOptions | None, int]:
-    """The analysis options, or ``(None, 2)`` after printing why ``--priors`` was refused."""
+    """The analysis options. A ``--priors`` file that cannot be used (unreadable, an out-of-range
+    or non-numeric value, two YAML documents, an integer past the digit limit) degrades to the
+    built-in priors with one warning line and the reason recorded in ``options.problems`` (so
+    in the artifact's ``skill_errors``); ``dash``/``demo`` refuse it instead: ``(None, 2)``."""
     from roofline_tui.core.analyze import AnalyzeOptions  # the engine: only once a command runs
 
     options = AnalyzeOptions()
@@ -218,9 +248,17 @@ def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOption
         # the priors reader (and YAML): only when --priors is given
         from roofline_tui.core.rounds.playbook import PriorsError, load_priors
 
+        options.priors_path = args.priors
         try:
             options.target_eff_overrides, options.target_eff_source = load_priors(args.priors)
-            options.priors_path = args.priors
         except PriorsError as exc:
-            return None, usage_error(cmd, f"--priors {shown(exc)}")
+            if cmd in REFUSE_BAD_PRIORS:
+                return None, usage_error(cmd, f"--priors {shown(exc)}")
+            # like a bad --peaks: the built-in priors, with the reason in the artifact's
+            # skill_errors (--strict makes it exit 1)
+            reason = (f"--priors {shown(exc, limit=240)}: not used; the spec §7 priors apply "
+                      "instead")
+            options.problems.append(reason)
+            options.target_eff_source = f"spec §7 priors ({reason})"
+            print(f"roofline {cmd}: warning: {reason}", file=sys.stderr)
     return options, 0

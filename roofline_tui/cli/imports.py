@@ -33,10 +33,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                  help="round directory to write profile_topN.json (+ .md) into")
         p.add_argument("--top", type=positive_int, default=None,
                        help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
+        p.add_argument("--force", action="store_true",
+                       help="replace an existing ROUND_DIR/profile_topN.json (the old one is "
+                            "kept as profile_topN.json.prev); without it an existing Top-N is "
+                            "never replaced: one line, exit 1, nothing written")
 
     t = kinds.add_parser("torch", help="PyTorch profiler (Kineto) chrome trace, .json or .gz")
-    add_path(t, "trace", need="input", metavar="TRACE.json[.gz]")
+    add_path(t, "trace", need="file-or-dir", nargs="+", metavar="TRACE.json[.gz]",
+             help="a trace; or several ranks of one run: their traces, or a directory of them "
+                  "(…rank<r>…, rank-<r>, -TP-<r> names, or rank_<r>/ sub-directories)")
     common(t)
+    t.add_argument("--rank", type=non_negative_int, default=None, metavar="R",
+                   help="with several ranks: the rank whose Top-N is written (default: the "
+                        "slowest, most GPU time); every entry records its spread across ranks")
     t.add_argument("--isl", type=non_negative_int, default=None, help="input sequence length")
     t.add_argument("--osl", type=non_negative_int, default=None, help="output sequence length")
     t.add_argument("--conc", type=non_negative_int, default=None, help="benchmark concurrency")
@@ -55,15 +64,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     r = kinds.add_parser("rocprofv3", help="rocprofv3 kernel_trace.csv or rocpd .db")
     add_path(r, "files", need="input", nargs="+", metavar="FILE",
-             help="kernel_trace.csv (any version), memory_copy_trace.csv, or rocpd .db")
+             help="kernel_trace.csv (any version), memory_copy_trace.csv, kernel_stats.csv, "
+                  "--summary text, rocpd .db or --output-format json")
     common(r)
     r.add_argument("--device-index", type=int, default=None, metavar="I",
                    help="agent to keep when the profile holds several (the N of 'Agent N')")
     r.set_defaults(func=run_rocprof)
 
-    n = kinds.add_parser("nsys", help="nsys stats --report cuda_gpu_kern_sum --format csv")
-    add_path(n, "csv", need="input", metavar="cuda_gpu_kern_sum.csv")
+    n = kinds.add_parser("nsys", help="nsys stats output (cuda_gpu_kern_sum, cuda_gpu_trace, "
+                                      "console) or an nsys export --type sqlite database")
+    add_path(n, "csv", need="input", metavar="FILE",
+             help="cuda_gpu_kern_sum / cuda_gpu_trace CSV, nsys stats or nsys profile "
+                  "--stats=true console text, or run.sqlite from nsys export --type sqlite")
     common(n)
+    n.add_argument("--device-index", type=int, default=None, metavar="I",
+                   help="GPU to keep when the profile holds several (the deviceId)")
     n.set_defaults(func=run_nsys)
 
     imp.set_defaults(func=lambda _args: _usage(imp))
@@ -81,16 +96,60 @@ def _top(args: argparse.Namespace) -> int:
 
 
 def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
-            notes: list[str] | None = None, workload: dict[str, int] | None = None) -> int:
+            notes: list[str] | None = None, workload: dict[str, int] | None = None,
+            *, force: bool = False) -> int:
     """Write the round (and its env_report.json) and print what the importer says about it
-    (its lines are already sanitised)."""
-    from roofline_tui.importers.finish import finish_import
+    (its lines are already sanitised).
 
-    done = finish_import(doc, out, tool=tool, device=device, notes=notes, workload=workload)
+    Writes come last: an existing ``profile_topN.json`` (the baseline of the round's history)
+    is refused without ``force`` before anything is written (exit 1); the summary is built
+    before the Top-N is written, so nothing that could fail stands between the write and the
+    lines printed after it (which the output layer never lets fail). With ``force`` the
+    replaced Top-N is kept as ``profile_topN.json.prev``."""
+    from roofline_tui.core.store import (
+        MAX_READ_BYTES,
+        ReadProblem,
+        atomic_write_bytes,
+        check_regular,
+        read_bytes,
+    )
+    from roofline_tui.importers.common import ImportProblem
+    from roofline_tui.importers.finish import finish_import, summary
+
+    topn = Path(out) / "profile_topN.json"
+    previous: bytes | None = None
+    if topn.exists() or topn.is_symlink():
+        if not force:
+            return failure("import", f"{shown(topn)} exists (the baseline of this round's "
+                           "history): nothing written; pass --force to replace it (the old "
+                           "one is kept as profile_topN.json.prev)")
+        why = check_regular(topn)
+        if why is None:
+            try:
+                previous = read_bytes(topn, max_bytes=MAX_READ_BYTES)
+            except ReadProblem as exc:
+                why = exc.reason
+        if why is not None:
+            return failure("import", f"{shown(topn)}: {shown(why)}: cannot keep it as "
+                           "profile_topN.json.prev; nothing written")
+    summary(doc, topn)  # what is printed after the write is known to be printable first
+    try:
+        done = finish_import(doc, out, tool=tool, device=device, notes=notes,
+                             workload=workload)
+    except ImportProblem as exc:
+        return failure("import", shown(exc, limit=500))
     for line in done.stderr:
         print(line, file=sys.stderr)
     for line in done.stdout:
         print(line)
+    if previous is not None:
+        prev = topn.with_name(topn.name + ".prev")
+        try:
+            atomic_write_bytes(prev, previous)
+            print(f"kept the replaced Top-N as {shown(prev)}")
+        except OSError as exc:
+            print(f"warning: the replaced Top-N could not be kept as {shown(prev)}: "
+                  f"{shown(exc.strerror or exc)}", file=sys.stderr)
     return 0
 
 
@@ -136,19 +195,22 @@ def _capture_files(given: list[Path]) -> list[Path]:
 def run_torch(args: argparse.Namespace) -> int:
     # the torch importer: only for this command
     from roofline_tui.importers.common import ImportProblem
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.ranks import import_ranks
 
     try:
         captures = _capture_files(args.capture) if args.capture else None
-        result = import_torch(args.trace, top=_top(args), device_index=args.device_index,
-                              isl=args.isl, osl=args.osl, conc=args.conc,
-                              capture_sizes=_capture_sizes(args.capture_sizes),
+        ranked = import_ranks(args.trace, rank=args.rank, top=_top(args),
+                              device_index=args.device_index, isl=args.isl, osl=args.osl,
+                              conc=args.conc, capture_sizes=_capture_sizes(args.capture_sizes),
                               captures=captures, discover=not args.no_capture_discovery)
+        result = ranked.result
+        if ranked.message:
+            print(shown(ranked.message))
         if len(result.device.devices) > 1:
             print(shown(result.device.message))
         workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
         return _finish(result.doc, args.out, "torch", result.device_info, result.notes,
-                       workload=workload)
+                       workload=workload, force=args.force)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
     except MemoryError:
@@ -164,7 +226,7 @@ def run_rocprof(args: argparse.Namespace) -> int:
         result = import_rocprofv3(args.files, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        return _finish(result.doc, args.out, "rocprofv3", result.device_info)
+        return _finish(result.doc, args.out, "rocprofv3", result.device_info, force=args.force)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
 
@@ -175,7 +237,9 @@ def run_nsys(args: argparse.Namespace) -> int:
     from roofline_tui.importers.tables import import_nsys
 
     try:
-        result = import_nsys(args.csv, top=_top(args))
-        return _finish(result.doc, args.out, "nsys", None)
+        result = import_nsys(args.csv, top=_top(args), device_index=args.device_index)
+        if result.device_message.startswith("profile has"):
+            print(shown(result.device_message))
+        return _finish(result.doc, args.out, "nsys", result.device_info, force=args.force)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))

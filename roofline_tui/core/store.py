@@ -10,19 +10,33 @@ hundred bytes into gigabytes).
 
 Writes: :func:`atomic_write_bytes` (temp file in the same directory + fsync + rename) so a
 reader sees the old file or the new one, never a partial one; :func:`atomic_write_pair` renames
-a json + md pair only when both were written; :func:`strict_json_dumps` refuses NaN/Infinity
-and writes valid UTF-8 whatever strings it is given.
+a json + md pair only when both were written, under a lock; :func:`strict_json_dumps` refuses
+NaN/Infinity and writes valid UTF-8 whatever strings it is given. The writers cooperate:
+
+* :func:`write_lock` is an advisory ``fcntl.flock`` on ``.{name}.lock`` beside the target,
+  held around every read-modify-write (the playbook append, the artifact pair, priors out);
+  the lock file exists only while a writer holds it;
+* a replaced file keeps its mode; a new file gets 0666 less the umask (no fixed chmod);
+* temp names are ``.{name}.rl-XXXXXXXX.tmp`` (a hash for a name too long for NAME_MAX, so a
+  255-byte target is writable); temps of ours older than an hour (a killed writer's) are
+  removed by the next write in that directory, and :func:`remove_live_temps` (the CLI's
+  SIGTERM handler) removes those of writes in progress.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import errno
+import hashlib
 import json
 import os
 import re
+import secrets
 import stat
-import tempfile
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,15 +182,52 @@ def read_bytes(path: Path | str, *, max_bytes: int = MAX_READ_BYTES, head: bool 
 
 
 def read_text(
-    path: Path | str, *, max_bytes: int = MAX_READ_BYTES, errors: str = "strict"
+    path: Path | str, *, max_bytes: int = MAX_READ_BYTES, errors: str = "strict",
+    utf8_only: bool = False,
 ) -> str:
-    """UTF-8 text (a BOM is dropped) of a bounded regular file. ``errors="replace"`` reads any
-    encoding; with ``"strict"`` undecodable bytes are a :class:`ReadProblem`."""
+    """The text of a bounded regular file: UTF-8 (a BOM is dropped), or UTF-16/UTF-32 when the
+    file starts with that encoding's byte-order mark (what PowerShell's ``>`` writes).
+    ``errors="replace"`` reads any bytes; with ``"strict"`` undecodable bytes are a
+    :class:`ReadProblem`. ``utf8_only`` (a file that will be written back as UTF-8, such as the
+    playbook) reads UTF-8 alone."""
     raw = read_bytes(path, max_bytes=max_bytes)
+    encoding, label = ("utf-8-sig", "UTF-8") if utf8_only else bom_encoding(raw)
     try:
-        return raw.decode("utf-8-sig", errors=errors)
+        return raw.decode(encoding, errors=errors).lstrip("\ufeff")
     except UnicodeDecodeError:
-        raise ReadProblem(path, "not UTF-8 text") from None
+        raise ReadProblem(path, f"not {label} text") from None
+
+
+# byte-order marks, longest first (the UTF-32 LE mark starts with the UTF-16 LE one)
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"), (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8-sig", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"), (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+)
+
+
+def bom_encoding(raw: bytes) -> tuple[str, str]:
+    """``(codec, name for a message)`` of text bytes by their byte-order mark; UTF-8 without
+    one. A UTF-32 LE mark followed by text is told from UTF-16 LE by the text's NULs."""
+    for bom, codec, label in _BOMS:
+        if raw.startswith(bom):
+            if codec == "utf-32" and bom == codecs.BOM_UTF32_LE and len(raw) % 4:
+                return "utf-16", "UTF-16"  # FF FE 00 00 is also UTF-16 LE text starting U+0000
+            return codec, label
+    return "utf-8-sig", "UTF-8"
+
+
+def utf8_of(raw: bytes, *, errors: str = "replace") -> bytes:
+    """``raw`` as UTF-8 bytes: text with a UTF-16/UTF-32 byte-order mark re-encoded (for
+    readers that look at bytes first, such as a format sniffer); anything else unchanged. A
+    character cut at the end of a head sample is dropped with ``errors="replace"``."""
+    codec, _ = bom_encoding(raw)
+    if codec not in ("utf-16", "utf-32"):
+        return raw
+    text = raw.decode(codec, errors=errors).lstrip("\ufeff")
+    if errors == "replace":
+        text = text.rstrip("\ufffd")
+    return text.encode("utf-8", errors="replace")
 
 
 def _reject_constant(token: str) -> Any:
@@ -290,7 +341,9 @@ def _valid_strings(value: Any) -> Any:
 def read_json(
     path: Path | str, *, max_bytes: int = MAX_READ_BYTES, max_depth: int = MAX_DEPTH
 ) -> Any:
-    """Parse a JSON file; raise :class:`ReadProblem` with a one-line reason on any failure.
+    """Parse a JSON file (UTF-8, or UTF-16/UTF-32 with a byte-order mark: PowerShell's
+    ``ConvertTo-Json > f.json``); raise :class:`ReadProblem` with a one-line reason on any
+    failure.
 
     ``NaN``/``Infinity`` literals are rejected (they are not JSON and poison every ratio). The
     file must be a regular file of at most ``max_bytes``, nested at most ``max_depth`` deep.
@@ -298,10 +351,11 @@ def read_json(
     raw = read_bytes(path, max_bytes=max_bytes)
     if not raw.strip():
         raise ReadProblem(path, "file is empty (still being written?)", incomplete=True)
+    codec, label = bom_encoding(raw)  # UTF-8, or UTF-16/32 by its byte-order mark
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode(codec).lstrip("\ufeff")
     except UnicodeDecodeError:
-        raise ReadProblem(path, "not UTF-8 text") from None
+        raise ReadProblem(path, f"not {label} text") from None
     return parse_json_text(text, path, max_depth=max_depth)
 
 
@@ -339,8 +393,13 @@ def parse_yaml_text(
             elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except ValueError:
-        raise
+    except ValueError as exc:
+        if str(exc).startswith(f"{where}: "):  # one of the refusals above
+            raise
+        # the constructor's own: an integer past Python's int() digit limit, a bad date...
+        why = ("an integer longer than Python's digit limit" if "digits" in str(exc)
+               else printable(exc, limit=120))
+        raise ValueError(f"{where}: YAML value not loadable ({why})") from None
     except yaml.YAMLError as exc:
         first = " ".join(str(exc).split())
         raise ValueError(f"{where}: YAML error: {printable(first, limit=120)}") from None
@@ -383,34 +442,266 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8", errors="replace"))
 
 
+# Our temp files: ``.{target name}.rl-{8 hex}.tmp`` beside the target (hidden, so the
+# dashboard's watcher ignores them); a target name too long for that is replaced by a hash.
+TEMP_TAG = ".rl-"
+TEMP_SUFFIX = ".tmp"
+_TEMP_EXTRA = 1 + len(TEMP_TAG) + 8 + len(TEMP_SUFFIX)
+_OUR_TEMP = re.compile(r"^\..+\.rl-[0-9a-f]{8}\.tmp$", re.DOTALL)
+# what tempfile.mkstemp made for earlier versions: ``.{target}.{8 of [a-z0-9_]}.tmp``
+_LEGACY_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$", re.DOTALL)
+# A temp of ours older than this is what a killed writer left: removed on the next write.
+STALE_TEMP_SECONDS = 3600.0
+# Entries of one directory looked at for stale temps on a write (a huge directory costs no more).
+STALE_SCAN_LIMIT = 10_000
+# How long a writer waits for another's lock before it gives up.
+LOCK_TIMEOUT_SECONDS = 60.0
+
+# temp files being written right now: removed by remove_live_temps() (a SIGTERM handler)
+_live_temps: set[str] = set()
+# (lock path, thread) -> (fd, depth): re-entrant in one thread; another thread waits its turn
+_held_locks: dict[tuple[str, int], tuple[int, int]] = {}
+_locks_guard = threading.Lock()
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return int(os.pathconf(directory if str(directory) else ".", "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _fitting(name: str, extra: int, directory: Path) -> str:
+    """``name``, or a hash of it when ``name`` plus ``extra`` bytes would pass NAME_MAX."""
+    raw = os.fsencode(name)
+    if len(raw) + extra <= _name_max(directory):
+        return name
+    return "h" + hashlib.sha256(raw).hexdigest()[:20]
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file of ``path``: ``.{name}.lock`` beside it (a hash for a long name)."""
+    path = Path(path)
+    return path.parent / f".{_fitting(path.name, len('..lock'), path.parent)}.lock"
+
+
+@contextlib.contextmanager
+def write_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """An advisory exclusive lock (``fcntl.flock``) on the lock file beside ``path``
+    (:func:`lock_path`), held for a read-modify-write of ``path``. Writers that take it never
+    interleave; a reader needs none (every replace is atomic). Re-entrant within a thread.
+
+    The lock file lives only while a writer holds it: the holder removes it before letting go,
+    and a writer that wins a lock checks that the file it locked is still the one at the lock
+    path (else it locks the new one), so two writers never hold different files. Where a lock
+    cannot be had at all (no ``fcntl``, a read-only directory: the write itself will say why)
+    the block runs unlocked; a lock another writer holds past ``timeout`` seconds is a
+    :class:`WriteProblem`."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    lock = lock_path(path)
+    key = (os.path.abspath(lock), threading.get_ident())
+    with _locks_guard:
+        held = _held_locks.get(key)
+        if held is not None:
+            _held_locks[key] = (held[0], held[1] + 1)
+    if held is not None:  # this process holds it already
+        try:
+            yield
+        finally:
+            with _locks_guard:
+                fd, depth = _held_locks[key]
+                _held_locks[key] = (fd, depth - 1)
+        return
+    taken = _take_lock(fcntl, lock, Path(path), timeout)
+    if taken is None:
+        yield  # no lock to be had here; the write reports the directory's problem
+        return
+    with _locks_guard:
+        _held_locks[key] = (taken, 1)
+    try:
+        yield
+    finally:
+        with _locks_guard:
+            _held_locks.pop(key, None)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # while still held: a waiter finds its file gone and retries
+        os.close(taken)  # releases the flock
+
+
+def _take_lock(fcntl: Any, lock: Path, path: Path, timeout: float) -> int | None:
+    """The descriptor of the lock file, flocked; None when no lock can be had here."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(lock, flags, 0o666)
+        except OSError:
+            return None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise WriteProblem(path, f"another writer has held {_name(lock)} "
+                                           f"for {timeout:g} s") from None
+                    time.sleep(0.01)
+                except OSError:  # a file system without flock: unlocked
+                    os.close(fd)
+                    return None
+            try:
+                same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except OSError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            return fd
+        os.close(fd)  # the holder before us removed that file: lock the current one
+
+
+def remove_live_temps() -> None:
+    """Remove the temp files of writes in progress and the lock files this process holds
+    (for a SIGTERM handler: a killed write leaves nothing behind; the locks die with the
+    process)."""
+    for tmp in list(_live_temps):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _live_temps.discard(tmp)
+    for lock, _thread in list(_held_locks):
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+
+
+def remove_stale_temps(directory: Path, *, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+    """Remove our temp files in ``directory`` last modified more than ``older_than`` seconds
+    ago (what a killed writer left): regular files we own, named like ours (or like the
+    temps of earlier versions, ``.{name}.XXXXXXXX.tmp`` beside an existing ``name``). Returns
+    the names removed; never raises."""
+    removed: list[str] = []
+    now = time.time()
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        with os.scandir(directory) as it:
+            for n, entry in enumerate(it):
+                if n >= STALE_SCAN_LIMIT:
+                    break
+                name = entry.name
+                if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                    continue
+                if not _OUR_TEMP.match(name):
+                    legacy = _LEGACY_TEMP.match(name)
+                    if legacy is None or not os.path.isfile(os.path.join(directory,
+                                                                          legacy.group(1))):
+                        continue
+                if os.path.join(directory, name) in _live_temps:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    if (not stat.S_ISREG(st.st_mode) or now - st.st_mtime <= older_than
+                            or (uid is not None and st.st_uid != uid)):
+                        continue
+                    os.unlink(entry.path)
+                    removed.append(name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return removed
+
+
+def _new_temp(path: Path) -> tuple[int, str]:
+    """Create (exclusively) an empty temp file beside ``path``: ``(fd, temp path)``. Created
+    with mode 0666 less the umask; the caller gives it the target's mode when one exists."""
+    directory = path.parent
+    base = _fitting(path.name, _TEMP_EXTRA, directory)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{base}{TEMP_TAG}{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        _live_temps.add(tmp)  # before it exists: a signal between create and record leaks none
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            _live_temps.discard(tmp)
+            continue
+        except BaseException:
+            _live_temps.discard(tmp)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(directory))
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+
+
 def _write_temp(path: Path, data: bytes) -> str:
-    """``data`` in a fsynced temp file beside ``path``; returns the temp path."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """``data`` in a fsynced temp file beside ``path``; returns the temp path. The temp has the
+    mode of the file it will replace, or (a new file) 0666 less the umask."""
+    remove_stale_temps(path.parent)
+    fd, tmp = _new_temp(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            mode = _existing_mode(path)
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _live_temps.discard(tmp)
         raise
     return tmp
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same directory + fsync +
-    rename: a reader sees the old file or the new one, never a partial one."""
-    path = Path(path)
-    tmp = _write_temp(path, data)
+def _replace(tmp: str, path: Path) -> None:
     try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        _live_temps.discard(tmp)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same directory + fsync +
+    rename: a reader sees the old file or the new one, never a partial one. The mode of a file
+    replaced is kept; a new file gets 0666 less the umask."""
+    path = Path(path)
+    _replace(_write_temp(path, data), path)
     return path
+
+
+def write_new_file(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` only if it does not exist: written in full to a temp
+    file beside it (mode 0666 less the umask), then hard-linked into place, so a reader never
+    sees a partial file and a file created meanwhile by someone else is never replaced.
+    Returns False (nothing written) when ``path`` already existed."""
+    path = Path(path)
+    tmp = _write_temp(path, data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _live_temps.discard(tmp)
+    return True
 
 
 class WriteProblem(OSError):
@@ -431,30 +722,38 @@ def atomic_write_pair(files: Sequence[tuple[Path, str]]) -> list[Path]:
 
     Every file is first written in full to a temp file beside its target (a full disk or a
     directory where a file should be fails here, with the old files untouched); only then are
-    the temps renamed, in order. A rename failing after the first (rare: the directory changed
-    under us) is reported for the file it concerns. Raises :class:`WriteProblem` naming the file
-    that failed.
+    the temps renamed, in order. The whole is done under the :func:`write_lock` of the first
+    file, so two writers of the same pair never leave one's JSON beside the other's Markdown.
+    A rename failing after the first (rare: the directory changed under us) is reported for the
+    file it concerns. Raises :class:`WriteProblem` naming the file that failed.
     """
+    if not files:
+        return []
     temps: list[tuple[str, Path]] = []
-    try:
-        for path, text in files:
-            path = Path(path)
-            if path.is_dir():
-                raise WriteProblem(path, "is a directory")
-            try:
-                temps.append((_write_temp(path, text.encode("utf-8", errors="replace")), path))
-            except OSError as exc:
-                raise WriteProblem(path, exc) from None
-        done: list[Path] = []
-        for tmp, path in temps:
-            try:
-                os.replace(tmp, path)
-            except OSError as exc:
-                raise WriteProblem(path, exc) from None
-            done.append(path)
-        temps.clear()
-        return done
-    finally:
-        for tmp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with write_lock(Path(files[0][0])):
+        try:
+            for path, text in files:
+                path = Path(path)
+                if path.is_dir():
+                    raise WriteProblem(path, "is a directory")
+                try:
+                    temps.append((_write_temp(path, text.encode("utf-8", errors="replace")),
+                                  path))
+                except OSError as exc:
+                    raise WriteProblem(path, exc) from None
+            done: list[Path] = []
+            while temps:
+                tmp, path = temps[0]
+                try:
+                    _replace(tmp, path)
+                except OSError as exc:
+                    temps.pop(0)
+                    raise WriteProblem(path, exc) from None
+                temps.pop(0)
+                done.append(path)
+            return done
+        finally:
+            for tmp, _ in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                _live_temps.discard(tmp)

@@ -8,8 +8,10 @@ entry by each of them (pandas unless told ``comment="#"``) and breaks "one row p
 
 Numbers are written as the artifact holds them (SI units, full precision, empty when unknown) so
 a spreadsheet or a script reads them without parsing human units. Strings pass through the
-sanitiser, and a cell that a spreadsheet would run as a formula (``=``, ``+``, ``@``) is quoted
-with a leading apostrophe. Written atomically beside the JSON (see ``core.rounds.analysis.write_csv``).
+sanitiser. OWASP's CSV-injection rule is followed as written: every cell that starts with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return is written as a text cell with a leading
+apostrophe — a negative number too (``'-12.5``: a spreadsheet shows it as text, a script strips
+the apostrophe), since the rule cannot tell ``-12.5`` from ``-2+3+cmd|...``. Written atomically beside the JSON (see ``core.rounds.analysis.write_csv``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from roofline_tui.core import reading
 from roofline_tui.core.artifact import Artifact, Entry
-from roofline_tui.core.rounds.layout import CSV_NAME
+from roofline_tui.core.layout import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
 __all__ = ["COLUMNS", "CSV_NAME", "artifact_to_csv"]
@@ -39,17 +41,31 @@ def _flags(e: Entry) -> str:
     return " ".join(reading.flags(e))
 
 
+# A cell a spreadsheet may run as a formula starts with one of these (OWASP, "CSV Injection"):
+# such a cell is written as text, behind a leading apostrophe.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _as_text_cell(text: str) -> str:
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _cell(value: Any) -> str | float | int:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return value
+        # a negative number starts with "-" too: OWASP's rule does not tell it from a formula
+        # ("-2+3+cmd|..."), so it is quoted like any other such cell (a script reads it with
+        # float(cell.lstrip("'")))
+        return _as_text_cell(repr(value)) if value < 0 else value
+    # tab and CR are checked before the sanitiser turns a tab into a space
+    raw = value if isinstance(value, str) else str(value)
     text = printable(value)
-    if text[:1] in ("=", "+", "@"):
-        text = "'" + text
-    return text
+    if raw.startswith(("\t", "\r")):
+        return "'" + text
+    return _as_text_cell(text)
 
 
 def _ranks(names: list[str]) -> dict[str, int]:

@@ -419,6 +419,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f"{units.fixed(k['avg_us'], 1)} | "
             f"`{md_cell(sh)}` |"
         )
+    ext = doc.get(EXTENSION_KEY)
+    if isinstance(ext, dict) and ext.get("ranks"):
+        from roofline_tui.importers.ranks import markdown_lines  # several ranks of one run
+
+        lines.extend(markdown_lines(doc))
     return "\n".join(lines) + "\n"
 
 

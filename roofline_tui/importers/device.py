@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,8 @@ from typing import Any
 from roofline_tui.core.coerce import integer
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.peaks import load_peak_table, match_product, normalize_arch
-from roofline_tui.core.rounds.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
+from roofline_tui.core.store import write_new_file
+from roofline_tui.core.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 from roofline_tui.core.textsafe import printable
 
 _PROP_KEYS = ("id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "numSms",
@@ -175,20 +174,9 @@ def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str,
     doc["source"] = f"roofline import {tool}: {info.source}" if info.source else tool
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     path = Path(out_dir) / ENV_NAME
-    fd, tmp = tempfile.mkstemp(prefix=f".{ENV_NAME}.", suffix=".tmp", dir=out_dir)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        try:
-            os.link(tmp, path)  # fails if the report appeared meanwhile: never overwritten
-        except FileExistsError:
-            return None, f"kept the existing {printable(path)} (device not rewritten)"
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    # exclusive (a report that appeared meanwhile is never overwritten); the umask's mode
+    if not write_new_file(path, text.encode("utf-8")):
+        return None, f"kept the existing {printable(path)} (device not rewritten)"
     return path, f"wrote {printable(path)}: {info.label()}"
 
 

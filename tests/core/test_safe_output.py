@@ -70,7 +70,7 @@ def test_unwritable_directory_gives_one_clear_line(worked_example: Path, monkeyp
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(store.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(store, "_new_temp", refuse)
     assert cli_main(["analyze", str(worked_example)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot write the artifact" in err[0]

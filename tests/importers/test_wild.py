@@ -318,7 +318,8 @@ def test_import_records_the_device_and_says_what_next(cli, tmp_path: Path) -> No
     assert art["gfx"] == "gfx942"
     # a second import never overwrites the report, even a hand-edited one
     (out / "env_report.json").write_text('{"gfx": "gfx950", "product": "mi355x"}')
-    proc = cli("rocprofv3", F / "rocprofv3_mi350x_results_trimmed.json", "--out", out)
+    # (--force: the round's Top-N is replaced only when asked)
+    proc = cli("rocprofv3", F / "rocprofv3_mi350x_results_trimmed.json", "--out", out, "--force")
     assert proc.returncode == 0
     assert json.loads((out / "env_report.json").read_text())["product"] == "mi355x"
     assert "kept the existing" in proc.stdout

@@ -1,8 +1,10 @@
 """Self-correction across runs (spec §8.5): the playbook, calibration and calibrated priors.
 
 ``knowledge/backend_playbook.md`` grows by one markdown table row per predicted-vs-actual pair.
-It is only ever appended to: the existing text is read, the new block added after it, and the
-whole written back through an atomic replace — a hand-edited file keeps every byte. Each row
+It is only ever appended to: under an advisory lock on ``.backend_playbook.md.lock`` beside it,
+the existing text is read, the new block added after it, and the whole written back through an
+atomic replace — a hand-edited file keeps every byte (and its mode), concurrent runs lose no
+row, and a playbook that is a symlink is appended to at its target. Each row
 carries the pair's stable id (``pv-…``); a pair whose id is already anywhere in the file is not
 added again, so re-running adds nothing.
 
@@ -41,7 +43,7 @@ from roofline_tui.core.artifact import PredictedVsActual
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.opmodels import MODELS, PRIOR_KEYS, prior_for
 from roofline_tui.core.rounds.compare import RoundHistory
-from roofline_tui.core.store import atomic_write_text
+from roofline_tui.core.store import atomic_write_text, write_lock
 from roofline_tui.core.textsafe import md_cell, printable
 
 PRIORS_SCHEMA = "roofline-priors-v1"
@@ -142,10 +144,13 @@ def priors_document(cal: list[Calibration], source: str) -> dict[str, Any]:
 
 
 def write_priors(path: Path, cal: list[Calibration], source: str) -> Path:
+    """Write the calibrated priors to ``path`` atomically, under the file's write lock (two
+    runs writing the same priors file never interleave)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(priors_document(cal, source), indent=2, sort_keys=True) + "\n"
-    return atomic_write_text(path, text)
+    with write_lock(path):
+        return atomic_write_text(path, text)
 
 
 def load_priors(path: Path) -> tuple[dict[str, float], str]:
@@ -294,18 +299,40 @@ def append_playbook(path: Path, h: RoundHistory, *, skip_noise: bool = False,
                     dry_run: bool = False) -> AppendResult:
     """Append the new predicted-vs-actual rows of ``h`` to the playbook at ``path``.
 
+    The read of the existing text and the write of the longer one happen under the playbook's
+    write lock (:func:`~roofline_tui.core.store.write_lock`), so concurrent runs each add their
+    rows and none is lost. A playbook that is a symlink is appended to where it points (the
+    link stays a link); the file keeps its mode.
+
     Raises ``OSError`` (a :class:`~roofline_tui.core.store.ReadProblem` with a one-line
     reason) when the existing file cannot be read: not a regular file (a FIFO, ``/dev/zero``),
     larger than :data:`MAX_PLAYBOOK_BYTES`, not UTF-8; it is then left untouched. Nothing is
     written when there is nothing new.
     """
+    path = Path(path)
+    res = AppendResult(path=str(path))
+    if dry_run:
+        _append(path, h, res, skip_noise=skip_noise, write=False)
+        return res
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    _append(target, h, res, skip_noise=skip_noise, write=False)
+    if not res.added:  # nothing new: no directory, no lock file, no write
+        return res
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with write_lock(target):  # read again under the lock: another run may have appended since
+        res = AppendResult(path=str(path))
+        _append(target, h, res, skip_noise=skip_noise, write=True)
+    return res
+
+
+def _append(path: Path, h: RoundHistory, res: AppendResult, *, skip_noise: bool,
+            write: bool) -> None:
     from roofline_tui.core.store import read_text
 
-    path = Path(path)
     existing = ""
     if path.exists() or path.is_symlink():
-        existing = read_text(path, max_bytes=MAX_PLAYBOOK_BYTES)
-    res = AppendResult(path=str(path))
+        # UTF-8 only: the text is written back as UTF-8, and must keep every byte
+        existing = read_text(path, max_bytes=MAX_PLAYBOOK_BYTES, utf8_only=True)
     new: list[PredictedVsActual] = []
     for p in h.pairs():
         if skip_noise and p.isolated_noise:
@@ -317,7 +344,7 @@ def append_playbook(path: Path, h: RoundHistory, *, skip_noise: bool = False,
             new.append(p)
     res.added = [p.pair_id for p in new]
     if not new:
-        return res
+        return
     block = playbook_block(h, new, calibrate(h.pairs()))
     if not existing:
         prefix = "# Backend playbook\n\n"
@@ -328,7 +355,5 @@ def append_playbook(path: Path, h: RoundHistory, *, skip_noise: bool = False,
     else:
         prefix = "\n\n"
     res.text_added = prefix + block
-    if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if write:
         atomic_write_text(path, existing + res.text_added)
-    return res
