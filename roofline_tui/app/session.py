@@ -19,80 +19,25 @@ position of the error.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from roofline_tui.core.rounds.analysis import RoundResult
-from roofline_tui.core.rounds.fingerprint import Fingerprint
-from roofline_tui.core.rounds.layout import (
+from roofline_tui.app.decisions import Decision, Note, Toast
+from roofline_tui.app.round_index import RoundIndex, is_within, real
+from roofline_tui.core.layout import (
     TOPN_NAME,
+    is_numeric_round,
     is_relevant_change,
     round_name,
-    round_of,
     rounds_at,
 )
+from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.rounds.fingerprint import Fingerprint
 from roofline_tui.core.textsafe import printable
 
-Severity = Literal["information", "warning", "error"]
-
 INVALID_AFTER_S = 3.0
-
-
-@dataclass(frozen=True)
-class Note:
-    """A one-line message shown in place above the tables."""
-
-    text: str
-    severity: Severity = "warning"
-
-
-@dataclass(frozen=True)
-class Toast:
-    """A transient notification."""
-
-    text: str
-    severity: Severity = "information"
-    timeout: float | None = None
-
-
-@dataclass
-class Decision:
-    """What the App must do after a session event."""
-
-    analyze: list[tuple[Path, int]] = field(default_factory=list)  # (round, sequence number)
-    render: bool = False        # the shown round's content changed: header, status, tables, tabs
-    header: bool = False        # only the header and status line changed
-    options: bool = False       # the list of rounds changed: refill the selector
-    toasts: list[Toast] = field(default_factory=list)
-    recheck_in: float | None = None  # call Session.tick() after this many seconds
-
-    def merge(self, other: Decision) -> Decision:
-        self.analyze += [a for a in other.analyze if a not in self.analyze]
-        self.render |= other.render
-        self.header |= other.header
-        self.options |= other.options
-        self.toasts += other.toasts
-        if other.recheck_in is not None:
-            self.recheck_in = (other.recheck_in if self.recheck_in is None
-                               else min(self.recheck_in, other.recheck_in))
-        return self
-
-
-def _real(path: Path) -> str:
-    return os.path.realpath(path)
-
-
-def _within(path: Path, root: Path) -> bool:
-    try:
-        Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
-    except ValueError:
-        return False
-    return True
 
 
 def is_good(result: RoundResult) -> bool:
@@ -148,6 +93,10 @@ class Session:
         self._pending: set[Path] = set()
         self._last_change: dict[Path, float] = {}   # when a round's inputs last changed
         self._half_written: dict[Path, RoundResult] = {}  # rounds whose Top-N looks half-written
+        # the newest result of each round, kept or not: what `e` writes when the Top-N on disk
+        # does not parse (what `roofline analyze` writes, with its skill_errors entry)
+        self.latest: dict[Path, RoundResult] = {}
+        self.index = RoundIndex()  # which round a changed path belongs to
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -186,7 +135,7 @@ class Session:
         seen: dict[str, Path] = {}
         for result in self.results.values():
             for p in result.inputs_read:
-                seen.setdefault(_real(p), Path(p))
+                seen.setdefault(real(p), Path(p))
         return [seen[k] for k in sorted(seen)]
 
     # -- rounds --------------------------------------------------------------------------------
@@ -202,8 +151,8 @@ class Session:
         elif not self.profile_dir.is_dir():
             note = Note(f"{name} is not a directory", "error")
         elif not found:
-            note = Note(f"No rounds in {name} yet: waiting for round_* directories or a "
-                        f"{TOPN_NAME}")
+            note = Note(f"{name} is not a profile directory (no round_* directories, no "
+                        f"{TOPN_NAME}): waiting for one")
         else:
             note = None
         if note != self.global_note:
@@ -214,9 +163,11 @@ class Session:
         added = [r for r in found if r not in self.rounds]
         removed = [r for r in self.rounds if r not in found]
         self.rounds = found
+        self.index.set_rounds(found)
         d.options = True
         for r in removed:
             self.results.pop(r, None)
+            self.latest.pop(r, None)
             self.notes.pop(r, None)
             self.computed_at.pop(r, None)
             self.fingerprints.pop(r, None)
@@ -315,6 +266,7 @@ class Session:
         ``fingerprint``: its inputs' fingerprint, kept with the result when it is shown."""
         if not self._accept(r, seq):
             return Decision()
+        self.latest[r] = result
         d = Decision(render=r == self.shown)
         previous = self.results.get(r)
         keep_previous = previous is not None and is_good(previous)
@@ -409,42 +361,24 @@ class Session:
     # -- file changes --------------------------------------------------------------------------
 
     def touched_rounds(self, paths: Iterable[Path]) -> set[Path]:
-        """The rounds whose analysis a change of ``paths`` can alter.
-
-        A file inside a round belongs to that round. A file some analysis read (env_report,
-        model config, peaks, priors, shared shape or counter sources) touches the rounds that
-        read it. Anything else in the watched tree that is not inside a round (a new
-        env_report.json that no analysis has read yet, ``kernels/`` beside the rounds) may change
-        what discovery finds: every analysed round and the shown one.
-        """
-        readers: dict[str, set[Path]] = {}
-        for r, result in self.results.items():
-            for p in result.inputs_read:
-                readers.setdefault(_real(p), set()).add(r)
-        touched: set[Path] = set()
-        for p in paths:
-            owner = round_of(p, self.rounds)
-            if owner is not None:
-                touched.add(owner)
-                continue
-            real = _real(p)
-            hit = {r for key, rs in readers.items() for r in rs
-                   if key == real or key.startswith(real.rstrip(os.sep) + os.sep)}
-            if hit:
-                touched |= hit
-            else:
-                touched |= set(self.results) | ({self.shown} if self.shown else set())
-        return touched & set(self.rounds)
+        """The rounds whose analysis a change of ``paths`` can alter (see
+        :meth:`RoundIndex.touched`)."""
+        return self.index.touched(paths, self.results, self.shown) & set(self.rounds)
 
     def changed(self, paths: Iterable[Path]) -> Decision:
-        """Files changed on disk: rediscover rounds, re-analyse the rounds they touch."""
-        read = {_real(p) for p in self.watched_inputs()}
-        changed = [Path(p) for p in paths if _real(p) in read or any(
-            _within(p, root) and is_relevant_change(p, root)
+        """Files changed on disk: rediscover rounds when they may have moved (a directory event,
+        a file in no known round, a named round's Top-N: they are ordered by it), re-analyse the
+        rounds the changes touch."""
+        read = {real(p) for p in self.watched_inputs()}
+        changed = [Path(p) for p in paths if real(p) in read or any(
+            is_within(p, root) and is_relevant_change(p, root)
             for root in (self.watch_root, *self.extra_roots))]
         if not changed:
             return Decision()
-        d = self.rescan()
+        moved = self.index.note_changes(changed) or any(
+            (owner := self.index.owner(p)) is None
+            or (p.name == TOPN_NAME and not is_numeric_round(owner)) for p in changed)
+        d = self.rescan() if moved else Decision()
         now = self.monotonic()
         for r in sorted(self.touched_rounds(changed)):
             self._last_change[r] = now

@@ -1,16 +1,26 @@
 """``roofline dash PROFILE_DIR`` and ``roofline demo``: the Textual dashboard.
 
 Textual is imported inside the two command functions only: no other command pays for it.
+
+The dashboard needs a terminal on both ends: with a stdin that is not one (``</dev/null`` under
+cron, CI or nohup) or a stdout that is not one (``| less``, ``> file``) it says so in one line and
+exits 2 before anything starts. Textual draws on stderr's descriptor; when stderr is not the
+terminal (``2>/dev/full``, ``2>log``, closed) the screen is drawn on stdout's terminal instead,
+for the length of the run, so nothing it writes can fail and block the quit.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofline_tui.cli.args import (
     add_analysis_arguments,
@@ -21,10 +31,13 @@ from roofline_tui.cli.args import (
     sources_from_args,
 )
 
+if TYPE_CHECKING:
+    from roofline_tui.app.app import RooflineApp
+
 DEMO_PROFILE = "profile"
 
 
-def register_dash(sub: argparse._SubParsersAction) -> None:
+def register_dash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "dash",
         help="live dashboard over a profile directory (rounds recomputed as files change)",
@@ -42,7 +55,7 @@ def register_dash(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_dash)
 
 
-def register_demo(sub: argparse._SubParsersAction) -> None:
+def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = sub.add_parser(
         "demo",
         help="the dashboard on a bundled demo profile, copied into a temporary directory",
@@ -57,22 +70,86 @@ def register_demo(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=run_demo)
 
 
-def run_dash(args: argparse.Namespace) -> int:
-    # Textual: only for the dashboard
-    from roofline_tui.app.app import RooflineApp
+def terminal_problem() -> str | None:
+    """Why the dashboard cannot run on these streams (None: it can)."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        try:
+            ok = stream is not None and os.isatty(stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            ok = False
+        if not ok:
+            return (f"{name} is not a terminal: the dashboard needs one (in scripts, pipelines "
+                    "and cron use `roofline analyze`)")
+    return None
 
+
+def refuse_without_terminal(command: str) -> int:
+    """Exit status 2 with a one-line reason when there is no terminal to draw on, else 0."""
+    problem = terminal_problem()
+    if problem is None:
+        return 0
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(f"roofline {command}: {problem}", file=sys.stderr)
+    return 2
+
+
+@contextlib.contextmanager
+def drawable_stderr() -> Iterator[None]:
+    """For the run: stderr's descriptor on the terminal (Textual draws there). A stderr that is
+    not the terminal is pointed at stdout's terminal and given back afterwards."""
+    try:
+        fine = sys.__stderr__ is not None and os.isatty(2)
+        out = sys.stdout.fileno() if os.isatty(sys.stdout.fileno()) else None
+    except (OSError, ValueError, AttributeError):
+        fine, out = False, None
+    if fine or out is None:  # (no terminal on stdout either: nothing better to draw on)
+        yield
+        return
+    saved: int | None = None
+    with contextlib.suppress(OSError):
+        saved = os.dup(2)
+    old_stderr, old_dunder = sys.stderr, sys.__stderr__
+    os.dup2(out, 2)
+    term = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = term
+    setattr(sys, "__stderr__", term)  # noqa: B010  (Textual draws on sys.__stderr__)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            term.flush()
+        sys.stderr = old_stderr
+        setattr(sys, "__stderr__", old_dunder)  # noqa: B010
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+        else:
+            os.close(2)
+
+
+def launch(app: RooflineApp) -> None:
+    """Run the dashboard on the terminal (SIGTERM and SIGHUP end it like ``q``: the App's)."""
+    with drawable_stderr():
+        app.run()
+
+
+def run_dash(args: argparse.Namespace) -> int:
     options, code = options_from_args("dash", args)
     if options is None:
         return code
-    app = RooflineApp(args.round_dir, sources_from_args(args), options=options)
-    app.run()
+    if refuse_without_terminal("dash"):
+        return 2
+    # Textual: only for the dashboard
+    from roofline_tui.app.app import RooflineApp
+
+    launch(RooflineApp(args.round_dir, sources_from_args(args), options=options))
     return 0
 
 
 def copy_demo(dest_root: Path) -> Path:
     """Copy the bundled demo into ``dest_root``; returns its profile directory. Artifacts a
     previous run wrote into the bundled tree, hidden files and caches are left out."""
-    from roofline_tui.core.rounds.layout import ARTIFACT_JSON, ARTIFACT_MD  # the demo only
+    from roofline_tui.core.layout import ARTIFACT_JSON, ARTIFACT_MD  # the demo only
 
     src = resources.files("roofline_tui") / "demo"
     with resources.as_file(src) as src_path:
@@ -86,6 +163,8 @@ def run_demo(args: argparse.Namespace) -> int:
     options, code = options_from_args("demo", args)
     if options is None:  # refused before the temporary copy is made
         return code
+    if refuse_without_terminal("demo"):
+        return 2
     root = Path(tempfile.mkdtemp(prefix="roofline-demo-"))
     profile = copy_demo(root)
     # Textual: only for the dashboard
@@ -94,7 +173,7 @@ def run_demo(args: argparse.Namespace) -> int:
     app = RooflineApp(profile, watch_root=root, display_name=str(profile), demo=True,
                       options=options)
     try:
-        app.run()
+        launch(app)
     finally:
         print(f"roofline demo: the demo profile is in {shown(profile)}", file=sys.stdout)
     return 0

@@ -13,7 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from textual.widgets import DataTable
+
 from roofline_tui.app.app import RooflineApp
+from roofline_tui.core.artifact import Entry
 
 FIXED_NOW = datetime(2025, 1, 2, 12, 34, 56)
 
@@ -35,6 +38,12 @@ def make_app(profile_dir: Path, **kwargs: Any) -> RooflineApp:
     # No animations under test: a loaded machine would otherwise snap a tab underline mid-slide.
     app.animation_level = "none"
     return app
+
+
+def shown_entry(app: RooflineApp, short_name: str) -> Entry | None:
+    """The shown round's entry for ``short_name`` (None: nothing analysed yet, or no such kernel)."""
+    result = app.shown_result
+    return result.artifact.entry(short_name) if result is not None else None
 
 
 async def wait_until(pilot: Any, cond: Callable[[], bool], timeout: float = 6.0) -> float:
@@ -59,6 +68,13 @@ async def settle(pilot: Any) -> None:
 def cells(table: Any) -> list[list[str]]:
     """Plain text of every cell, row by row, as the user reads it."""
     return [[str(getattr(c, "plain", c)) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def row_keys(table: DataTable[Any]) -> list[str]:
+    """The keys of a table's rows, top to bottom (every ranking row has one)."""
+    keys = [r.key.value for r in table.ordered_rows]
+    assert all(k is not None for k in keys), keys
+    return [k for k in keys if k is not None]
 
 
 def column(table: Any, key: str) -> list[str]:

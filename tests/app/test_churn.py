@@ -59,9 +59,10 @@ def expected_tables(round_dir: Path, sources: Any, app: Any) -> tuple[
 def rendered(artifact: Any, app: Any) -> tuple[list[list[str]], list[list[str]]]:
     """The cells ``view`` renders for ``artifact`` with the app's current columns (they follow
     the shown result: a change column only with history, for example)."""
-    pct_rows, gain_rows = view.rankings(artifact)
-    pct, gain = view.table_rows(pct_rows, gain_rows, view.display_names(pct_rows),
-                                app.columns["by-pct"], app.columns["by-gain"])
+    pct_rows, gain_rows = view.rank_rows(artifact)
+    display = view.display_names(pct_rows)
+    pct = view.table_rows(pct_rows, display, app.rankings.columns["by-pct"])
+    gain = view.table_rows(gain_rows, display, app.rankings.columns["by-gain"])
     return ([[c.plain for c in cells] for _, cells, _ in pct],
             [[c.plain for c in cells] for _, cells, _ in gain])
 

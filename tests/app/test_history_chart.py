@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Static, TabbedContent
+
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
 from tests.paths import UPSTREAM_SAMPLES, WORKED_EXAMPLE
 
-from .helpers import make_app, open_rounds_tab, settle, static_text
+from .helpers import make_app, open_rounds_tab, settle, shown_entry, static_text
 
 
 async def test_history_tab_shows_prediction_beside_outcome(profile: Path) -> None:
@@ -18,7 +20,8 @@ async def test_history_tab_shows_prediction_beside_outcome(profile: Path) -> Non
         await pilot.click("#--content-tab-history")
         await pilot.pause()
         text = static_text(app.query_one("#history-body"))
-        assert "fused_moe_kernel" in app.selected_key
+        assert app.rankings.selected_key is not None
+        assert "fused_moe_kernel" in app.rankings.selected_key
         # round 1 measured 1.047× against the 1.022× predicted in round 0: at the ceiling
         assert "1.047×" in text and "1.022×" in text and "at_ceiling" in text
         assert "⚑ contradiction" not in text  # inside the 3.4% isolated band of the prediction
@@ -40,7 +43,7 @@ async def test_c_opens_the_chart_and_follows_the_selection(profile: Path) -> Non
         await pilot.press("c")
         await pilot.pause()
         chart = app.query_one(RooflineChart)
-        assert app.query_one("#detail-tabs").active == "chart"
+        assert app.query_one("#detail-tabs", TabbedContent).active == "chart"
         assert chart.has_focus
         assert chart.selected == "fused_moe_kernel"
         assert chart.model is not None and chart.model.points
@@ -49,8 +52,9 @@ async def test_c_opens_the_chart_and_follows_the_selection(profile: Path) -> Non
         await pilot.pause()
         assert chart.selected != "fused_moe_kernel"
         row = app.selected_row
+        assert row is not None
         assert row.entry.short_name == chart.selected
-        assert app.pct_table.current_key == app.selected_key
+        assert app.pct_table.current_key == app.rankings.selected_key
 
 
 async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
@@ -65,9 +69,9 @@ async def test_chart_redraws_after_a_round_change(profile: Path) -> None:
         await pilot.press("left_square_bracket")
         await settle(pilot)
         await pilot.pause()
-        assert app.session.shown.name == "round_1"
+        assert app.session.shown is not None and app.session.shown.name == "round_1"
         assert chart.model is not before
-        assert "round 1" in chart.model.title
+        assert chart.model is not None and "round 1" in chart.model.title
 
 
 
@@ -97,7 +101,7 @@ async def test_display_mode_for_a_directory_of_stored_artifacts(tmp_path: Path) 
         await pilot.pause()
         await pilot.press("r")  # display mode: re-read, never "recomputing"
         await settle(pilot)
-        header = str(app.query_one("#header-title").content)
+        header = str(app.query_one("#header-title", Static).content)
         assert "recomput" not in header and "read 12:34:56" in header
     assert (rnd / "profile_roofline.json").read_bytes() == before
 
@@ -117,13 +121,19 @@ async def test_new_captured_shapes_refine_the_round_live(tmp_path: Path) -> None
         await settle(pilot)
         await wait_until(pilot, lambda: app.watching)
         await pilot.pause(0.25)  # let the watcher register its paths before the first write
-        moe = app.shown_result.artifact.entry("fused_moe_kernel")
-        assert moe.stage == "A"
+        moe = shown_entry(app, "fused_moe_kernel")
+        assert moe is not None and moe.stage == "A"
         task = eval_dir / "kernels" / "fused_moe_kernel_task"
         task.mkdir()
         (task / "meta.json").write_text(json.dumps({
             "op_kind": "moe", "num_experts": 256, "top_k": 8, "hidden_size": 2048,
             "intermediate_size_per_tp": 512, "dtype": "fp8_e4m3",
             "cases": [{"m": 64, "regime": "decode", "sig": "m64_decode"}]}))
-        await wait_until(pilot, lambda: app.shown_result.artifact.entry("fused_moe_kernel").stage == "B")
-        assert app.shown_result.artifact.entry("fused_moe_kernel").confidence == "medium"
+
+        def refined() -> bool:
+            moe = shown_entry(app, "fused_moe_kernel")
+            return moe is not None and moe.stage == "B"
+
+        await wait_until(pilot, refined)
+        moe = shown_entry(app, "fused_moe_kernel")
+        assert moe is not None and moe.confidence == "medium"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Input, Select, Static
 
+from roofline_tui.app.app import RooflineApp
 from roofline_tui.app.widgets.help_screen import HelpScreen
 
 from .helpers import (
@@ -23,13 +25,13 @@ from .helpers import (
 )
 
 
-def record_toasts(app) -> list[tuple[str, str]]:
+def record_toasts(app: RooflineApp) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     original = app.notify
 
-    def notify(message: str, **kwargs):
+    def notify(message: str, **kwargs: Any) -> None:
         seen.append((message, kwargs.get("severity", "information")))
-        return original(message, **kwargs)
+        original(message, **kwargs)
 
     app.notify = notify  # type: ignore[method-assign]
     return seen
@@ -47,9 +49,9 @@ async def test_opens_on_the_latest_round_with_both_rankings(profile: Path) -> No
         assert "✕" in column(app.pct_table, "flags")
         assert "D" in column(app.pct_table, "flags")
         assert "U" in column(app.pct_table, "flags")
-        header = str(app.query_one("#header-title").content)
+        header = str(app.query_one("#header-title", Static).content)
         assert "round_2 (3/3)" in header and "recomputed 12:34:56" in header
-        info = str(app.query_one("#header-info").content)
+        info = str(app.query_one("#header-info", Static).content)
         assert "gfx950" in info and "HBM 8 TB/s" in info and "table/high" in info
         assert "ADVISORY" in info
 
@@ -64,9 +66,9 @@ async def test_selection_in_one_table_selects_the_kernel_in_the_other(profile: P
         await pilot.press("tab", "down")  # focus the gain table and move there
         assert app.focused is app.gain_table
         assert app.pct_table.current_key == app.gain_table.current_key
-        assert app.selected_key == app.gain_table.current_key
+        assert app.rankings.selected_key == app.gain_table.current_key
         summary = static_text(app.query_one("#summary-body"))
-        assert f"short name            {app.selected_key}" in summary
+        assert f"short name            {app.rankings.selected_key}" in summary
 
 
 async def test_brackets_and_select_switch_rounds(profile: Path) -> None:
@@ -77,7 +79,7 @@ async def test_brackets_and_select_switch_rounds(profile: Path) -> None:
         await settle(pilot)
         assert app.session.shown == profile / "round_1"
         assert app.query_one("#round-select", Select).value == str(profile / "round_1")
-        assert "round_1 (2/3)" in str(app.query_one("#header-title").content)
+        assert "round_1 (2/3)" in str(app.query_one("#header-title", Static).content)
         await pilot.press("left_square_bracket", "left_square_bracket")  # clamps at the first
         await settle(pilot)
         assert app.session.shown == profile / "round_0"
@@ -160,7 +162,7 @@ async def test_slash_filters_both_tables_and_escape_clears(profile: Path) -> Non
         await pilot.pause()
         assert all("fused" in k for k in column(app.pct_table, "kernel"))
         assert app.pct_table.row_count == 3 and app.gain_table.row_count == 3
-        assert "filter 'fused': 3 of 5" in str(app.query_one("#pct-title").content)
+        assert "filter 'fused': 3 of 5" in str(app.query_one("#pct-title", Static).content)
         await pilot.press("enter")  # keeps the filter, back to the table
         assert app.focused is app.pct_table and app.pct_table.row_count == 3
         await pilot.press("escape")

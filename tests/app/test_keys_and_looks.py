@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from roofline_tui.app.view import cut
 from roofline_tui.app.widgets.help_screen import HelpScreen
 
-from .helpers import column, make_app, screen_text, settle, static_text
+from .helpers import column, make_app, row_keys, screen_text, settle, static_text
 
 
 async def test_c_toggles_the_chart_and_escape_leaves_it(profile: Path) -> None:
@@ -111,7 +111,7 @@ async def test_route_cells_fit_their_column_with_an_ellipsis(profile: Path) -> N
     app = make_app(profile)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
-        row = app._rows[app.gain_table.ordered_rows[0].key.value]
+        row = app.rankings.rows[row_keys(app.gain_table)[0]]
         row.entry.route = "kernel_occupancy"  # one longer than the column (14)
         app.render_tables()
         await pilot.pause()
@@ -128,8 +128,8 @@ async def test_no_color_marks_the_headroom_of_each_kernel(profile: Path, monkeyp
         await settle(pilot)
         assert app.no_color
         kernels = column(app.pct_table, "kernel")
-        by_class = {app._rows[r.key.value].entry.headroom_class: k
-                    for r, k in zip(app.pct_table.ordered_rows, kernels, strict=True)}
+        by_class = {app.rankings.rows[r].entry.headroom_class: k
+                    for r, k in zip(row_keys(app.pct_table), kernels, strict=True)}
         assert all(k[1] == " " for k in kernels)
         assert by_class.get("saturated", "· ").startswith("· ")
         assert all(k[0] in "▲△· " for k in kernels)

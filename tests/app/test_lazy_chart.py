@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rich.text import Text
+
 from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
 from .helpers import make_app, settle
@@ -30,6 +32,8 @@ async def test_the_plot_is_built_when_the_chart_tab_opens(profile: Path) -> None
         await pilot.pause()
         chart = app.query_one(RooflineChart)
         plot = chart.query_one("#roofline-plot")
-        text = plot.render().plain  # type: ignore[attr-defined]
+        drawn = plot.render()
+        assert isinstance(drawn, Text)
+        text = drawn.plain
         assert "1 fused_moe_kernel" in text  # drawn, with the selected kernel's label
         assert "HBM" in text

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from textual.widgets import Select
+from textual.widgets import Select, Static
 
 from tests.paths import DEMO
 
@@ -63,10 +63,11 @@ async def test_selection_and_scroll_survive_a_recompute(profile: Path) -> None:
         await pilot.pause(0.1)
         assert column(table, "pct")[0] == "33.00"
         assert (table.current_key, table.cursor_row, table.scroll_y) == (key, row, scroll)
+        assert key is not None
         assert key.startswith("below:")  # a greyed kernel under the heads stays selected
         assert "below the head threshold" in static_text(app.query_one("#summary-body"))
         await pilot.press("home")  # back to the first head: the other ranking follows
-        assert app.gain_table.current_key == table.current_key == app.selected_key
+        assert app.gain_table.current_key == table.current_key == app.rankings.selected_key
 
 
 async def test_half_written_topn_keeps_the_last_good_state(profile: Path) -> None:
@@ -125,7 +126,7 @@ async def test_profile_dir_that_does_not_exist_yet(tmp_path: Path) -> None:
 async def test_corrupt_and_missing_topn_show_a_message_in_place(profile: Path, demo_root: Path) -> None:
     (profile / "round_2" / "profile_topN.json").write_text("{this is not json}")
     (profile / "round_1" / "profile_topN.json").unlink()
-    (profile / "round_0" / "profile_topN.json").write_bytes(b"\xff\xfe garbage")
+    (profile / "round_0" / "profile_topN.json").write_bytes(b"\x80\x81 garbage")  # (\xff\xfe would be a UTF-16 BOM)
     before = tree_state(demo_root)
     app = make_app(profile)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -163,16 +164,16 @@ async def test_a_shared_input_change_recomputes(demo_root: Path, profile: Path) 
         env = json.loads((demo_root / "env_report.json").read_text())
         env["workload"]["conc"] = 32
         (demo_root / "env_report.json").write_text(json.dumps(env))
-        await wait_until(pilot, lambda: "conc 32" in str(app.query_one("#header-info").content))
+        await wait_until(pilot, lambda: "conc 32" in str(app.query_one("#header-info", Static).content))
 
 
 async def test_an_engine_exception_is_shown_in_place(profile: Path, monkeypatch) -> None:
-    import roofline_tui.app.app as app_module
+    import roofline_tui.app.runner as app_module
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app_module, "analyze_round_with_history", boom)
+    monkeypatch.setattr(app_module, "analyze_round", boom)
     app = make_app(profile)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
@@ -194,4 +195,4 @@ async def test_inputs_above_the_profile_directory_are_watched(demo_root: Path, p
         env = json.loads((demo_root / "env_report.json").read_text())
         env["workload"]["conc"] = 48
         (demo_root / "env_report.json").write_text(json.dumps(env))
-        await wait_until(pilot, lambda: "conc 48" in str(app.query_one("#header-info").content))
+        await wait_until(pilot, lambda: "conc 48" in str(app.query_one("#header-info", Static).content))

@@ -11,13 +11,13 @@ from rich.console import Console
 
 from roofline_tui.app import view
 from roofline_tui.core.artifact import Artifact, Entry
-from roofline_tui.core.rounds.analysis import analyze_round
-from roofline_tui.core.rounds.layout import (
+from roofline_tui.core.layout import (
     is_relevant_change,
     order_round_dirs,
     round_of,
     rounds_at,
 )
+from roofline_tui.core.rounds.analysis import analyze_round
 from tests.paths import DEMO, REPO_ROOT
 
 
@@ -77,7 +77,7 @@ def test_round_of_maps_a_changed_file_to_its_round(tmp_path: Path) -> None:
 def test_rankings_follow_the_engine_and_show_rank_movement() -> None:
     result = analyze_round(DEMO / "profile" / "round_0")
     a = result.artifact
-    pct_rows, gain_rows = view.rankings(a)
+    pct_rows, gain_rows = view.rank_rows(a)
     assert [r.key for r in pct_rows] == a.ranking_by_pct
     assert [r.key for r in gain_rows] == a.ranking_by_expected_gain
     moves = view.rank_moves(pct_rows, gain_rows)
@@ -92,7 +92,7 @@ def test_rankings_follow_the_engine_and_show_rank_movement() -> None:
 def test_repeated_short_names_get_distinct_rows() -> None:
     a = Artifact(entries=[Entry(name="a<1>", short_name="k"), Entry(name="a<2>", short_name="k")],
                  ranking_by_pct=["k", "k"], ranking_by_expected_gain=["k", "k"])
-    pct_rows, _ = view.rankings(a)
+    pct_rows, _ = view.rank_rows(a)
     assert [r.key for r in pct_rows] == ["k", "k#2"]
     assert [r.entry.name for r in pct_rows] == ["a<1>", "a<2>"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,9 +23,9 @@ def record_toasts(app: app_module.RooflineApp) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     original = app.notify
 
-    def notify(message: str, **kwargs):  # type: ignore[no-untyped-def]
+    def notify(message: str, **kwargs: Any) -> None:
         seen.append((message, kwargs.get("severity", "information")))
-        return original(message, **kwargs)
+        original(message, **kwargs)
 
     app.notify = notify  # type: ignore[method-assign]
     return seen
@@ -34,6 +35,8 @@ def record_toasts(app: app_module.RooflineApp) -> list[tuple[str, str]]:
 def launched(monkeypatch: pytest.MonkeyPatch) -> list[app_module.RooflineApp]:
     apps: list[app_module.RooflineApp] = []
     monkeypatch.setattr(app_module.RooflineApp, "run", lambda self, *a, **k: apps.append(self))
+    # no terminal under pytest: the check that refuses to start without one passes here
+    monkeypatch.setattr("roofline_tui.cli.dash.terminal_problem", lambda: None)
     return apps
 
 

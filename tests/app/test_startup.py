@@ -81,27 +81,31 @@ async def test_a_tab_built_late_follows_a_round_change(profile: Path) -> None:
 async def test_the_first_frame_shows_the_analysed_round(profile: Path) -> None:
     app = make_app(profile)
     app.FIRST_RESULT_WAIT_S = 60.0  # however loaded the machine: the wait ends with the result
-    async with app.run_test(size=(200, 50)):
+    async with app.run_test(size=(200, 50)) as pilot:
         # run_test hands over once the app is mounted, before any message from an analysis
         # thread could have been handled: the rows are there from the first frame
         assert app.pct_table.row_count and app.gain_table.row_count
         assert "analysing" not in static_text(app.query_one("#status"))
         assert not app.busy
+        # the drill-down and the footer come right after that frame (issue 26 item 6), with
+        # the selected kernel already in the Summary
+        await pilot.pause()
         summary = static_text(app.query_one("#summary-body"))
         assert "fused_moe_kernel" in summary
+        assert footer_keys(app)
 
 
 async def test_a_slow_first_analysis_does_not_hold_the_start(profile: Path, monkeypatch) -> None:
-    import roofline_tui.app.app as app_module
+    import roofline_tui.app.runner as app_module
 
     release = threading.Event()
-    real = app_module.analyze_round_with_history
+    real = app_module.analyze_round
 
     def slow(*a, **k):
         release.wait(30)
         return real(*a, **k)
 
-    monkeypatch.setattr(app_module, "analyze_round_with_history", slow)
+    monkeypatch.setattr(app_module, "analyze_round", slow)
     app = make_app(profile)
     app.FIRST_RESULT_WAIT_S = 0.05
     async with app.run_test(size=(200, 50)) as pilot:
@@ -129,6 +133,7 @@ async def test_the_watcher_attached_after_the_first_frame_sees_a_change(profile:
 async def test_the_footer_has_its_keys_at_once_and_follows_the_focus(profile: Path) -> None:
     app = make_app(profile)
     async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()  # the footer is mounted right after the first frame, keys and all
         keys = footer_keys(app)
         assert {"Help", "Quit", "Export", "Chart", "Filter"} <= set(keys)
         await settle(pilot)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
-from textual.widgets import Input
+from textual.binding import Binding
+from textual.widgets import Input, Select, Static
 
 from roofline_tui.app import view
 from roofline_tui.app.app import RooflineApp
@@ -34,6 +36,7 @@ async def test_help_lists_every_binding_once_from_the_bindings(profile: Path) ->
         assert isinstance(app.screen, HelpScreen)
         text = static_text(app.screen.query_one("#help-body"), width=110)
         for b in [*RooflineApp.BINDINGS, *RankTable.BINDINGS]:
+            assert isinstance(b, Binding), b
             assert (b.tooltip or b.description) in text, b
         # each key's text is written once: on its Binding (the help has no copy of its own)
         assert text.count("write profile_roofline.json + .md into the shown round's") == 1
@@ -62,7 +65,12 @@ async def test_palette_screenshot_saves_an_svg_in_the_cwd_and_says_where(
     app = make_app(profile)
     seen: list[str] = []
     original = app.notify
-    app.notify = lambda message, **kw: (seen.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+
+    def notify(message: str, **kw: Any) -> None:
+        seen.append(message)
+        original(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
@@ -79,13 +87,13 @@ async def test_round_selector_has_no_blank_entry(profile: Path) -> None:
     app = make_app(profile)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        select = app.query_one("#round-select")
+        select = app.query_one("#round-select", Select)
         assert [v for _, v in select._options] == [str(profile / f"round_{i}") for i in range(3)]
         assert not select.disabled
 
 
 async def test_q_quits_at_once_while_an_analysis_runs(profile: Path, monkeypatch) -> None:
-    import roofline_tui.app.app as app_module
+    import roofline_tui.app.runner as app_module
 
     release = threading.Event()
 
@@ -93,7 +101,7 @@ async def test_q_quits_at_once_while_an_analysis_runs(profile: Path, monkeypatch
         release.wait(30)
         raise RuntimeError("released")
 
-    monkeypatch.setattr(app_module, "analyze_round_with_history", slow)
+    monkeypatch.setattr(app_module, "analyze_round", slow)
     app = make_app(profile)
     start = time.perf_counter()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -115,6 +123,7 @@ async def test_degraded_label_follows_the_shown_round_and_tabs_are_never_blank(
         await settle(pilot)
         tabs = app.detail.tabs
         label = str(tabs.get_tab("degraded").label)
+        assert app.shown_result is not None
         art = app.shown_result.artifact
         assert label == f"Degraded ({len(art.degraded) + len(art.skill_errors)})"
         # the path: down, tab tab, right ×8 must land on a filled Degraded tab
@@ -129,6 +138,7 @@ async def test_degraded_label_follows_the_shown_round_and_tabs_are_never_blank(
         # another round: the label follows it
         await pilot.press("shift+tab", "shift+tab", "left_square_bracket")
         await settle(pilot)
+        assert app.shown_result is not None
         art = app.shown_result.artifact
         n = len(art.degraded) + len(art.skill_errors)
         assert str(tabs.get_tab("degraded").label) == (f"Degraded ({n})" if n else "Degraded")
@@ -163,7 +173,12 @@ async def test_hostile_round_directory_names_never_reach_the_terminal_raw(profil
     app = make_app(profile)
     seen: list[str] = []
     original = app.notify
-    app.notify = lambda message, **kw: (seen.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+
+    def notify(message: str, **kw: Any) -> None:
+        seen.append(message)
+        original(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         assert app.session.shown == profile / evil
@@ -216,7 +231,7 @@ async def test_a_truncated_topn_is_called_invalid_with_where_after_a_few_seconds
     app.session.monotonic = lambda: now[0]  # the session's clock: time passes when we say so
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        status = app.query_one("#status")
+        status = app.query_one("#status", Static)
         await pilot.pause(0.5)  # the re-check timers fire: no time has passed for the session
         assert "is being written" in str(status.content)
         now[0] += 0.31  # 0.31 s without a change

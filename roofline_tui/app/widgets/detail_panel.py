@@ -1,6 +1,7 @@
 """The drill-down: one tab per aspect of the selected kernel, plus the round's views.
 
-Only the tab shown first is built with the dashboard; every other tab gets its body the first
+The tabs are mounted right after the first frame (which shows the rankings); only the tab shown
+first gets its body then; every other tab gets its body the first
 time something is rendered into it (the app renders a tab when it opens). Building them all up
 front cost the first paint about 20 widgets to style and lay out, and the Chart tab's engine
 module (``core.chart``), for tabs that may never be opened.
@@ -8,16 +9,21 @@ module (``core.chart``), for tabs that may never be opened.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane, Tabs
 
+from roofline_tui.app import view
+
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
+    from roofline_tui.core.rounds.analysis import RoundResult
 
 PANES = (
     ("summary", "Summary"),
@@ -52,13 +58,31 @@ class DetailPanel(Vertical):
         super().__init__(id=id)
         self._bodies: dict[str, Static] = {}  # each built tab's body, by pane id
         self._chart: RooflineChart | None = None
+        self._shown: dict[str, object] = {}  # what each pane shows (render cache), by pane id
+        self.back_tab = FIRST_PANE  # the tab the chart replaced (c / escape go back to it)
+        self._ready = False
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="detail-tabs", initial=FIRST_PANE):
-            for pane_id, title in PANES:
-                with TabPane(title, id=pane_id):
-                    if pane_id == FIRST_PANE:
-                        yield self._build(pane_id)
+        # Nothing at first: the first frame shows the rankings' rows, and the tabs (some 26
+        # widgets to style and lay out) follow right after it (see :meth:`build`). The panel
+        # keeps its place meanwhile, so nothing moves when they arrive.
+        return iter(())
+
+    @property
+    def ready(self) -> bool:
+        """Whether the tabs are there (after :meth:`build`)."""
+        return self._ready
+
+    async def build(self) -> None:
+        """Mount the tabs, the first one with its body."""
+        if self._ready:
+            return
+        tabs = TabbedContent(id="detail-tabs", initial=FIRST_PANE)
+        for pane_id, title in PANES:  # what `with TabbedContent(): with TabPane(): ...` does
+            body = [self._build(pane_id)] if pane_id == FIRST_PANE else []
+            tabs.compose_add_child(TabPane(title, *body, id=pane_id))
+        await self.mount(tabs)
+        self._ready = True
 
     def _build(self, pane_id: str) -> VerticalScroll | RooflineChart:
         """The body of the tab ``pane_id``, kept so that it can be updated before it is mounted
@@ -96,6 +120,34 @@ class DetailPanel(Vertical):
         self._ensure(pane_id)
         return self._bodies[pane_id]
 
+    @property
+    def chart_open(self) -> bool:
+        return self._ready and self.tabs.active == "chart"
+
+    @property
+    def active(self) -> str:
+        """The open tab (the first one until the tabs are built)."""
+        return (self.tabs.active or FIRST_PANE) if self._ready else FIRST_PANE
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # the chart gets the whole height below the header: the rankings step aside
+        self.screen.set_class(event.pane.id == "chart", "-chart-open")
+        if event.pane.id and event.pane.id != "chart":
+            self.back_tab = event.pane.id
+
+    def close_chart(self) -> str:
+        """The chart makes way for the tab it replaced (the rankings come back with it);
+        returns that tab."""
+        back = self.back_tab if self.back_tab != "chart" else FIRST_PANE
+        self.tabs.active = back
+        self.screen.set_class(False, "-chart-open")
+        return back
+
+    def focus_active(self) -> None:
+        """Focus the open tab's body (its scroll, or the chart)."""
+        if self._ready:
+            self.focus_body(self.active)
+
     def action_step_tab(self, delta: int) -> None:
         """The previous / next tab; focus stays where it was (the tab strip) or moves to the new
         tab's body."""
@@ -117,6 +169,47 @@ class DetailPanel(Vertical):
             self.query_one(f"TabPane#{pane_id} .pane-scroll").focus()
 
     def set_label(self, pane_id: str, label: str) -> None:
+        if not self._ready:
+            return
         tab = self.tabs.get_tab(pane_id)
         if str(tab.label) != label:
             tab.label = Text(label)
+
+    def render_pane(self, pane: str, state: object, result: RoundResult | None,
+                    row: view.Row | None, *, below: bool = False,
+                    round_label: str | int | None = None) -> None:
+        """Draw ``pane`` for ``result`` and the selected ``row`` (``below``: a kernel below the
+        head threshold is selected), unless it already shows ``state``."""
+        if not self._ready or self._shown.get(pane) == state:
+            return
+        self._shown[pane] = state
+        if pane == "chart":
+            self.chart.update_artifact(result.artifact if result is not None else None)
+            self.chart.select(row.entry.short_name if row is not None else None)
+            return
+        self.body(pane).update(self._content(pane, result, row, below, round_label))
+
+    @staticmethod
+    def _content(pane: str, result: RoundResult | None, row: view.Row | None, below: bool,
+                 round_label: str | int | None) -> RenderableType:
+        if pane == "degraded":
+            return (view.degraded_view(result.artifact) if result is not None
+                    else Text("nothing analysed yet", style="dim"))
+        if pane == "rounds":
+            return view.rounds_view(result.history if result is not None else None, round_label)
+        if result is not None and below:
+            return Text("below the head threshold: listed for coverage, not analysed "
+                        "(analyze --head-threshold lowers it)", style="dim")
+        if result is None or row is None:
+            return Text("no kernel selected" if result is not None and result.artifact.entries
+                        else "no analysed kernels in this round", style="dim")
+        e, a = row.entry, result.artifact
+        renderers: dict[str, Callable[[], RenderableType]] = {
+            "summary": lambda: view.summary(e, a),
+            "assumptions": lambda: view.assumptions(e),
+            "flags": lambda: view.flags(e, a),
+            "levers": lambda: view.levers(e),
+            "raw": lambda: view.raw_json(e),
+            "history": lambda: view.history_view(e, result.history),
+        }
+        return renderers[pane]()

@@ -3,20 +3,51 @@ legend of the tables' colours and symbols."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from roofline_tui.app import view
 
 KeySection = tuple[str, Sequence[tuple[str, str]]]
+
+
+def binding_rows(app: App[None], bindings: Iterable[object]) -> list[tuple[str, str]]:
+    """(key as shown, what it does) for each binding, from the binding itself."""
+    rows: list[tuple[str, str]] = []
+    for b in bindings:
+        if not isinstance(b, Binding) or b.system:
+            continue
+        key = b.key_display or ", ".join(
+            app.get_key_display(Binding(k.strip(), b.action)) for k in b.key.split(","))
+        rows.append((key, b.tooltip or b.description))
+    return rows
+
+
+def key_sections(app: App[None]) -> list[KeySection]:
+    """Every key of the dashboard, by where it works, from the live bindings."""
+    # the chart's module is imported when its tab is first built (see DetailPanel)
+    from roofline_tui.app.widgets.rank_table import RankTable
+    from roofline_tui.app.widgets.roofline_chart import RooflineChart
+
+    palette = Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "Palette",
+                      tooltip="command palette: every command below, by name")
+    focus = [b for b in Screen.BINDINGS if isinstance(b, Binding) and "focus" in b.action]
+    focus_rows = [(app.get_key_display(b), "move focus: round selector, rankings, "
+                   "drill-down tabs" if b.key == "tab" else "move focus back") for b in focus]
+    return [
+        ("Everywhere", binding_rows(app, app.BINDINGS) + binding_rows(app, [palette])
+         + focus_rows),
+        ("In a ranking", binding_rows(app, RankTable.BINDINGS)),
+        ("In the chart", binding_rows(app, RooflineChart.BINDINGS)),
+    ]
 
 
 def help_renderable(sections: Sequence[KeySection]) -> RenderableType:

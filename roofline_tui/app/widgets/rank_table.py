@@ -10,10 +10,10 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
-from roofline_tui.app.view import cut
+from roofline_tui.app.view.rankings import Fitted, cut
 
 
-class RankTable(DataTable):
+class RankTable(DataTable[Text]):
     """One ranking. Rows are keyed by the entry's row key, so the cursor survives a refresh."""
 
     BINDINGS = [
@@ -29,7 +29,7 @@ class RankTable(DataTable):
                 tooltip="last kernel of the ranking"),
     ]
 
-    def __init__(self, columns: Sequence[tuple[str, str, int]], *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, columns: Sequence[Fitted] = (), *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, cursor_type="row", zebra_stripes=False)
         self._column_spec = tuple(columns)
         self._tooltips: dict[str, str] = {}
@@ -38,16 +38,20 @@ class RankTable(DataTable):
         if self._column_spec and not self.columns:
             self.set_columns(self._column_spec)
 
-    def set_columns(self, columns: Sequence[tuple[str, str, int]]) -> None:
-        """Replace the columns (label, key, width); rows must be set again afterwards."""
+    def set_columns(self, columns: Sequence[Fitted]) -> None:
+        """Replace the columns; rows must be set again afterwards."""
         self._column_spec = tuple(columns)
         self.clear(columns=True)
-        for label, key, width in self._column_spec:
-            self.add_column(label, key=key, width=width)
+        for f in self._column_spec:
+            self.add_column(f.label, key=f.key, width=f.width)
+
+    @property
+    def column_spec(self) -> tuple[Fitted, ...]:
+        return self._column_spec
 
     @property
     def column_keys(self) -> list[str]:
-        return [key for _, key, _ in self._column_spec]
+        return [f.key for f in self._column_spec]
 
     @property
     def current_key(self) -> str | None:
@@ -73,7 +77,7 @@ class RankTable(DataTable):
         scroll = (self.scroll_x, self.scroll_y)
         self.clear()
         self._tooltips = {}
-        widths = [w for _, _, w in self._column_spec]
+        widths = [f.width for f in self._column_spec]
         for key, cells, tip in rows:
             self.add_row(*(cut(c, w) for c, w in zip(cells, widths, strict=False)), key=key)
             if tip:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
@@ -34,7 +36,7 @@ class ChartApp(App[None]):
         self.messages.append(msg.short_name)
 
 
-def test_snapshot_demo_chart(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_demo_chart(snap_compare: Callable[..., bool]) -> None:
     app = ChartApp(demo_artifact(), selected="kernel_paged_attention_2d")
     assert snap_compare(app, terminal_size=SIZE)
 
