@@ -11,12 +11,22 @@ floors are ``floor_apps.py``.
   grow with the rounds beside it;
 * live update p50 with 1 round over a minimal app that watches one file (same debounce and
   step) and updates one cell;
+* live update p50 with 1,000 rounds over the same with 1 round (issue 26 item 4: the round a
+  changed file belongs to is looked up, not found by resolving every round);
 * RSS before and after 1,000 live updates on the demo profile (each waited for on screen): stays
   flat. Run once per tree, after the interleaved figures.
+
+Memory over time (issue 26 item 7) is its own mode, run alone, in this process:
+``python bench/bench_dash.py --soak MINUTES [--rate 4] [--interval 60]`` drives the dashboard
+headless on a copy of the demo, rewrites the shown round's Top-N ``rate`` times a second, and
+prints RSS every ``interval`` seconds with the allocation sites that grew most since the first
+interval (tracemalloc), then whether the RSS converged (growth over the second half of the run).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -31,6 +41,8 @@ FIGURES = [
            "{tree}:paint_dash", "floor:paint_app"),
     Figure("live_20_rounds", "live update p50, profile with 20 rounds", "the same with 1 round",
            1.2, "{tree}:live_20", "{tree}:live_1"),
+    Figure("live_1000_rounds", "live update p50, profile with 1,000 rounds",
+           "the same with 1 round", 1.2, "{tree}:live_1000", "{tree}:live_1"),
     Figure("live_1_round", "live update p50, 1 round",
            "minimal app watching one file, updating one cell", 1.5,
            "{tree}:live_1", "floor:live_app"),
@@ -87,7 +99,7 @@ def add_probes(ctx: Context) -> None:
                                                          cfg["live_changes"]),
                             None, reads="p50", n=cfg["live_runs"]))
     for tree in ctx.trees:
-        for rounds in (1, 20):
+        for rounds in (1, 20, 1000):
             profile = build_profile(tree, ctx.work / tree.label / f"live_{rounds}", rounds)
             ctx.probes.append(Probe(f"{tree.label}:live_{rounds}",
                                     live_argv("dash", profile, newest_topn(profile),
@@ -114,8 +126,100 @@ def _memory_run(tree: Tree, profile: Path, updates: int) -> Any:
     return run
 
 
+# -- memory over time --------------------------------------------------------------------------
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def _soak(profile: Path, minutes: float, rate: float, interval: float,
+                out: list[dict[str, Any]]) -> None:
+    import gc
+    import json
+    import threading
+    import time
+    import tracemalloc
+
+    from roofline_tui.app.app import RooflineApp
+
+    app = RooflineApp(profile, watch=True)
+    topn = newest_topn(profile)
+    data = json.loads(topn.read_text())
+    async with app.run_test(size=(200, 50)) as pilot:
+        while not (app.watching and app.session.shown in app.session.results):
+            await pilot.pause(0.05)
+        tracemalloc.start(8)
+        first: Any = None
+        count = [0]
+        stop = threading.Event()
+
+        def rewrite() -> None:  # on its own clock, whatever the app is doing
+            due = time.monotonic()
+            while not stop.is_set():
+                count[0] += 1
+                data["top_kernels"][0]["pct_gpu_time"] = 30.0 + (count[0] % 2000) / 100
+                topn.write_text(json.dumps(data))
+                due += 1 / rate
+                stop.wait(max(0.0, due - time.monotonic()))
+
+        writer = threading.Thread(target=rewrite, daemon=True)
+        start = time.monotonic()
+        writer.start()
+        for i in range(int(minutes * 60 / interval) + 1):
+            await asyncio.sleep(max(0.0, start + i * interval - time.monotonic()))
+            gc.collect()
+            snap = tracemalloc.take_snapshot().filter_traces(
+                [tracemalloc.Filter(False, tracemalloc.__file__)])
+            row: dict[str, Any] = {"minute": round((time.monotonic() - start) / 60, 2),
+                                   "updates": count[0], "rss_mib": round(_rss_mib(), 2),
+                                   "traced_mib": round(tracemalloc.get_traced_memory()[0]
+                                                       / 2**20, 2)}
+            if first is None:
+                first = snap
+            else:
+                row["top_growth"] = [
+                    f"{d.size_diff / 1024:+.0f} KiB {d.traceback[0].filename.split('/')[-1]}"
+                    f":{d.traceback[0].lineno}" for d in snap.compare_to(first, "lineno")[:5]]
+            out.append(row)
+            print(json.dumps(row), flush=True)
+        stop.set()
+        writer.join()
+        tracemalloc.stop()
+
+
+def soak(minutes: float, rate: float, interval: float) -> int:
+    import tempfile
+
+    from roofline_tui.cli.dash import copy_demo as bundled_demo
+
+    root = Path(tempfile.mkdtemp(prefix="roofline-soak-"))
+    try:
+        profile = bundled_demo(root)
+        rows: list[dict[str, Any]] = []
+        asyncio.run(_soak(profile, minutes, rate, interval, rows))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    rss = [r["rss_mib"] for r in rows]
+    half = len(rss) // 2
+    print(f"RSS {rss[0]:.1f} -> {rss[-1]:.1f} MiB over {rows[-1]['minute']:.1f} min "
+          f"({rows[-1]['updates']} rewrites); second half: {rss[-1] - rss[half]:+.2f} MiB, "
+          f"first half: {rss[half] - rss[0]:+.2f} MiB")
+    return 0
+
+
 if __name__ == "__main__":
     import sys
+
+    if "--soak" in sys.argv:
+        import argparse
+
+        ap = argparse.ArgumentParser(description="dashboard memory over time")
+        ap.add_argument("--soak", type=float, metavar="MINUTES", required=True)
+        ap.add_argument("--rate", type=float, default=4.0, help="Top-N rewrites per second")
+        ap.add_argument("--interval", type=float, default=300.0, help="seconds between reports")
+        a = ap.parse_args()
+        raise SystemExit(soak(a.soak, a.rate, a.interval))
 
     import run_all
 

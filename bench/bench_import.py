@@ -5,6 +5,10 @@ A synthetic Kineto trace with 120,000 GPU kernels (20,000 with ``--quick``) is w
 interleaved, the whole ``roofline import torch TRACE --out DIR`` process and a process that only
 does ``json.load`` of the same file. Two figures: wall time over the ``json.load`` process's, and
 peak RSS (each child's own, from ``wait4``) over the ``json.load`` process's.
+
+A third: the same trace as four ranks of one run (``rank0.json`` … ``rank3.json``, ``--rank 3``:
+the rank analysed is the last one read), peak RSS over the one-trace import's: the ranks are read
+one at a time, so it stays about 1×. Measured only in trees that read several ranks.
 """
 
 from __future__ import annotations
@@ -20,7 +24,11 @@ FIGURES = [
     Figure("import_memory", "`roofline import torch`, 120k kernels, peak memory",
            "`json.load` of the file", 0.5, "{tree}:import_torch", "floor:json_load",
            what="maxrss_kib", unit="KiB"),
+    Figure("import_ranks_memory", "`roofline import torch`, 4 ranks of that trace, peak memory",
+           "the import of one rank", 1.2, "{tree}:import_ranks", "{tree}:import_torch",
+           what="maxrss_kib", unit="KiB"),
 ]
+RANKS = 4
 
 JSON_LOAD = "import json, sys\nwith open(sys.argv[1], 'rb') as fh:\n    json.load(fh)\n"
 
@@ -42,11 +50,31 @@ def add_probes(ctx: Context) -> None:
     trace = ctx.work / "trace.json"
     write_trace(trace, ctx.cfg["import_kernels"])
     ctx.probes.append(Probe("floor:json_load", [PYTHON, "-c", JSON_LOAD, str(trace)], None, n=n))
+    ranks = ctx.work / "ranks"
+    ranks.mkdir(exist_ok=True)
+    for r in range(RANKS):
+        (ranks / f"rank{r}.json").write_bytes(trace.read_bytes())
     for tree in ctx.trees:
         out = ctx.work / tree.label / "import_round"
+        # every run writes into the same round: a tree that keeps an existing Top-N unless
+        # told otherwise is told (--force)
+        force = ["--force"] if _has_force(tree.path) else []
         ctx.probes.append(Probe(f"{tree.label}:import_torch",
                                 [PYTHON, "-m", "roofline_tui", "import", "torch", str(trace),
-                                 "--out", str(out)], tree, n=n))
+                                 "--out", str(out), *force], tree, n=n))
+        if (tree.path / "roofline_tui" / "importers" / "ranks.py").is_file():
+            ctx.probes.append(Probe(
+                f"{tree.label}:import_ranks",
+                [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
+                 str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_round"), *force],
+                tree, n=n))
+
+
+def _has_force(root: Path) -> bool:
+    try:
+        return '"--force"' in (root / "roofline_tui" / "cli" / "imports.py").read_text()
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

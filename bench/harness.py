@@ -6,6 +6,10 @@ child's wall time (start to exit, taken here), a time the child reports (the fir
 computes; plus the child's peak RSS from ``os.wait4``. A probe's figure is the *minimum* over its
 runs: on a shared, loaded machine the minimum is the run that was disturbed least.
 
+A child's peak RSS counts the pages it shares with this process between its fork and its exec:
+the bench process must stay small (big inputs are generated in child processes), or every
+child's peak RSS reads at least this process's size.
+
 A *figure* is a ratio: one probe's minimum over its floor probe's minimum. The floors run in the
 same loop, interleaved with what they are floors for, so both see the same machine. Absolute
 times are kept only as illustrations.
@@ -144,7 +148,8 @@ class Probe:
 
 @dataclass
 class Figure:
-    """``num`` / ``den``: keys of probes, ``{tree}`` standing for each tree's label."""
+    """``num`` / ``den``: keys of probes, ``{tree}`` standing for each tree's label; a ``den``
+    starting ``const:`` names one of the context's constants instead of a probe."""
 
     id: str
     title: str
@@ -157,6 +162,30 @@ class Figure:
 
     def keys(self, tree: Tree) -> tuple[str, str]:
         return self.num.format(tree=tree.label), self.den.format(tree=tree.label)
+
+
+def clean_venv(work: Path) -> tuple[str, str]:
+    """A fresh virtual environment with nothing in it (``python -m venv --without-pip``, no
+    system site-packages): the interpreter of ``python -c pass`` as a clean install starts it.
+    Returns its python and how it was made."""
+    where = work / "clean-venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(where)], check=True,
+                   capture_output=True, timeout=300)
+    python = where / "bin" / "python"
+    if not python.exists():
+        python = where / "Scripts" / "python.exe"
+    base = subprocess.run([str(python), "-c", "import sys; print(sys._base_executable)"],
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+    how = (f"`{Path(PYTHON).name} -m venv --without-pip` in a temp dir (no pip, no system "
+           f"site-packages; base interpreter {base or '?'})")
+    return str(python), how
+
+
+def compile_tree(tree: Tree) -> None:
+    """Write the tree's ``.pyc`` files before anything is measured (as an install does), so no
+    probe pays for compiling and the editable tree starts as an installed package would."""
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(tree.path / "roofline_tui"),
+                    str(BENCH)], env=child_env(tree), capture_output=True, timeout=600)
 
 
 def copy_demo(tree: Tree, dst: Path) -> Path:
@@ -174,6 +203,10 @@ class Context:
     memory_trees: set[str] = field(default_factory=set)  # labels measured over live updates
     probes: list[Probe] = field(default_factory=list)
     after: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
+    # floors that are not probes: a file's size (KiB, to divide a peak RSS by), by key
+    constants: dict[str, float] = field(default_factory=dict)
+    # how each floor was made, printed with the figures
+    notes: list[str] = field(default_factory=list)
 
 
 def machine() -> dict[str, Any]:

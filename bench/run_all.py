@@ -9,18 +9,21 @@ loop, so their figures come from the same minutes of the same machine. The floor
 
 Figures (goal in brackets, as a ratio; the floor is the denominator):
 
-* ``roofline analyze``, demo round, whole process / ``python -c pass``                 [<= 5]
-* ``roofline analyze``, 10,000-entry Top-N / the same command on the demo round          [<= 2.5]
+* ``roofline analyze``, demo round, whole process / the stack floor (Python + pydantic + the
+  command's models, rebuilt from the tree's own field lists: ``bench/stack_floor.py``)     [<= 1.2]
+* the same / a clean-venv ``python -c pass`` (``python -m venv --without-pip``)           [reported]
+* ``roofline analyze``, 100,000-entry Top-N / the same command on the demo round         [<= 8]
+* ``roofline analyze``, 1,000,000-entry Top-N, peak RSS / the file's size                [<= 3]
 * ``roofline dash`` start -> tables painted / a minimal Header+DataTable+Footer app      [<= 1.5]
 * live update p50 with 20 rounds / the same with 1 round                                 [<= 1.2]
 * live update p50 with 1 round / a minimal app watching one file, updating one cell      [<= 1.5]
 * ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 2]
 * the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.5]
 
-plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and one
-reference figures without a goal, over ``python -c pass``: importing pydantic and building one
-model (what any pydantic program pays before its first model exists), and importing the engine
-(what ``analyze`` pays before it reads a file).
+plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and
+reference figures without a goal, over the clean-venv ``python -c pass``: the stack floor itself,
+importing the engine (what ``analyze`` pays before it reads a file) and the dev environment's
+own ``python -c pass`` (its editable finder and site-packages).
 
 ``--quick`` runs fewer repeats, fewer changes, a 20k-kernel trace and 100 updates for memory:
 a smoke run whose ratios are noisier. Children run without ``PYTHONDONTWRITEBYTECODE`` so each
@@ -97,8 +100,9 @@ def interleave(probes: list[Probe], log: bool = True) -> None:
             print(f"[bench] round {i} done, {left} runs left", file=sys.stderr, flush=True)
 
 
-def figure_rows(figures: list[Figure], trees: list[Tree],
-                probes: dict[str, Probe]) -> list[dict[str, Any]]:
+def figure_rows(figures: list[Figure], trees: list[Tree], probes: dict[str, Probe],
+                constants: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    constants = constants or {}
     rows = []
     for f in figures:
         row: dict[str, Any] = {"id": f.id, "title": f.title, "floor": f.floor, "goal": f.goal,
@@ -106,14 +110,18 @@ def figure_rows(figures: list[Figure], trees: list[Tree],
         for t in trees:
             nk, dk = f.keys(t)
             num = probes[nk].best(f.what) if nk in probes else None
-            den = probes[dk].best(f.what) if dk in probes else None
+            if dk.startswith("const:"):
+                den: float | None = constants.get(dk)
+            else:
+                den = probes[dk].best(f.what) if dk in probes else None
             ratio = num / den if num is not None and den else None
             row["trees"][t.label] = {
                 "ratio": ratio,
                 "met": (ratio <= f.goal) if ratio is not None and f.goal is not None else None,
                 "value": num, "floor_value": den, "unit": f.unit,
                 "runs": len(probes[nk].runs) if nk in probes else 0,
-                "floor_runs": len(probes[dk].runs) if dk in probes else 0}
+                "floor_runs": (len(probes[dk].runs) if dk in probes
+                               else 1 if dk in constants else 0)}
         rows.append(row)
     return rows
 
@@ -134,6 +142,8 @@ def report(res: dict[str, Any], trees: list[Tree]) -> None:
     for t in res["trees"]:
         print(f"tree {t['label']}: {t['path']} ({t['commit'] or '?'})")
     print("each figure: min over N interleaved runs / its floor's min over runs in the same loop")
+    for note in res.get("notes", []):
+        print(f"  {note}")
     labels = [t.label for t in trees]
     w = 54
     print(f"\n{'figure':<{w}} {'goal':>6} " + " ".join(f"{lab:>14}" for lab in labels))
@@ -213,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             print("[bench] memory over live updates…", file=sys.stderr, flush=True)
         res["memory"] = [run() for run in ctx.after]
         probes = {p.key: p for p in ctx.probes}
-        res["figures"] = figure_rows(figures, trees, probes)
+        res["notes"] = ctx.notes
+        res["constants"] = ctx.constants
+        res["figures"] = figure_rows(figures, trees, probes, ctx.constants)
         res["probes"] = {p.key: {"argv": p.argv, "reads": p.reads, "errors": p.errors,
                                  "runs": [{"value_s": r.value_s, "wall_s": r.wall_s,
                                            "maxrss_kib": r.maxrss_kib} for r in p.runs],

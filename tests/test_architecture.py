@@ -5,6 +5,8 @@
   function (lazily, for ``analyze --plot``), when that module exists.
 * Only the dashboard (``roofline_tui/app``) imports textual.
 * The engine imports no front end (dashboard, CLI, importers).
+* No engine function is over 80 lines (a shrinking list of known long ones aside).
+* No module imports another package's private (``_name``) module.
 
 Every ``import`` statement counts, at module level or inside a function. ``lint-imports`` (config
 in pyproject.toml, run by ``.ci/run``) checks the engine rules on the import graph as well.
@@ -13,7 +15,10 @@ in pyproject.toml, run by ``.ci/run``) checks the engine rules on the import gra
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.paths import PACKAGE
 
@@ -78,3 +83,100 @@ def test_the_scanner_sees_imports_at_any_depth() -> None:
     assert nested, "inputs.py imports something"
     lazy = [m for p in PACKAGE.rglob("*.py") for m, _, top in imports(p) if not top]
     assert lazy, "function-level imports exist in the package and are scanned"
+
+
+# --------------------------------------------------------------------------- function size
+
+MAX_FUNCTION_LINES = 80
+# Engine functions still longer than MAX_FUNCTION_LINES, each with the length it may not grow
+# past. The list only shrinks: a listed function that is gone, or now fits, fails the test
+# until its line is removed (issue 24: no function in core/ over 80 lines).
+LONG_FUNCTIONS: dict[str, int] = {
+    "chart.py:build_chart": 112,
+    "markdown.py:artifact_to_markdown": 126,
+    "measured/amd.py:parse_rocpd": 82,
+    "measured/amd.py:measure_kernel": 107,
+    "measured/counters.py:_load": 83,
+    "measured/ncu.py:measure_launches": 94,
+    "measured/shapes.py:_load_task_dir": 154,
+    "model_config.py:normalize_config": 132,
+    "opmodels/attn.py:_config_estimate": 105,
+    "opmodels/elementwise.py:_from_roles": 105,
+    "opmodels/gemm.py:_from_roles": 100,
+    "opmodels/moe.py:estimate": 98,
+    "peaks.py:_resolve": 106,
+    "plot.py:_draw": 87,
+    "trace_dims.py:dims_from_instances": 92,
+}
+
+
+def function_lengths(root: Path) -> dict[str, int]:
+    """``"file.py:function"`` → lines (decorators excluded) for every function under
+    ``root``, nested ones included."""
+    out: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                end = node.end_lineno or node.lineno
+                key = f"{rel}:{node.name}"
+                out[key] = max(out.get(key, 0), end - node.lineno + 1)
+    return out
+
+
+def test_no_engine_function_is_over_80_lines() -> None:
+    lengths = function_lengths(PACKAGE / "core")
+    too_long = {k: n for k, n in lengths.items()
+                if n > LONG_FUNCTIONS.get(k, MAX_FUNCTION_LINES)}
+    assert too_long == {}, f"over {MAX_FUNCTION_LINES} lines (split it): {too_long}"
+    stale = sorted(k for k in LONG_FUNCTIONS if lengths.get(k, 0) <= MAX_FUNCTION_LINES)
+    assert stale == [], f"now {MAX_FUNCTION_LINES} lines or fewer: drop from LONG_FUNCTIONS: {stale}"
+
+
+def test_the_size_check_sees_a_long_function(tmp_path: Path) -> None:
+    """The measure can fail: a 90-line function is measured as 90 lines."""
+    body = "\n".join(f"    x{i} = {i}" for i in range(89))
+    (tmp_path / "m.py").write_text(f"def long_one() -> None:\n{body}\n", encoding="utf-8")
+    assert function_lengths(tmp_path) == {"m.py:long_one": 90}
+
+
+# --------------------------------------------------------------------------- private modules
+
+
+def private_imports() -> list[str]:
+    """Imports of a private module (``_name.py``) from outside the package that holds it."""
+    found: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        importer = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        for module, line, _ in imports(path):
+            parts = module.split(".")
+            private = next((i for i, p in enumerate(parts) if p.startswith("_")
+                            and not p.startswith("__")), None)
+            if private is None or parts[0] != PACKAGE.name:
+                continue
+            owner = ".".join(parts[:private])
+            if not (importer == owner or importer.startswith(owner + ".")):
+                found.append(f"{path.relative_to(PACKAGE).as_posix()}:{line} imports {module}")
+    return found
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    """``core/measured/_util.py`` is the measured package's own: the importers use the public
+    ``core/measured/sqlite_ro.py`` (lint-imports checks the same for the importers)."""
+    assert private_imports() == []
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / PACKAGE.name
+    (pkg / "core" / "measured").mkdir(parents=True)
+    (pkg / "importers").mkdir()
+    (pkg / "importers" / "x.py").write_text(
+        f"from {PACKAGE.name}.core.measured._util import csv_rows\n", encoding="utf-8")
+    (pkg / "core" / "measured" / "y.py").write_text("from ._util import csv_rows\n",
+                                                    encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    assert private_imports() == [
+        f"importers/x.py:1 imports {PACKAGE.name}.core.measured._util"]

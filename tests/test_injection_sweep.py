@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,13 @@ def hostile_trace(path: Path, scale: float) -> None:
 
 
 @pytest.mark.slow
+def _no_constant(where: Path) -> Callable[[str], object]:
+    """A ``parse_constant`` hook: NaN or Infinity in a written JSON file fails the test."""
+    def refuse(token: str) -> object:
+        pytest.fail(f"{token} in {where}")
+    return refuse
+
+
 def test_one_hostile_name_through_every_output(tmp_path: Path) -> None:
     # runs once the cli/ package (sanitised "wrote" lines, literal rounds labels) is in the tree
     pytest.importorskip("roofline_tui.cli.args")
@@ -89,4 +97,4 @@ def test_one_hostile_name_through_every_output(tmp_path: Path) -> None:
     for f in files:
         assert_clean(f.name, f.read_bytes())
         if f.suffix == ".json":
-            json.loads(f.read_bytes(), parse_constant=lambda t, f=f: pytest.fail(f"{t} in {f}"))
+            json.loads(f.read_bytes(), parse_constant=_no_constant(f))

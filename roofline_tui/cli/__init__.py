@@ -36,7 +36,8 @@ from typing import NoReturn
 from roofline_tui.cli import analyze, calibrate, dash, devices, imports, output, rounds, schema
 from roofline_tui.cli.args import check_paths, shown, usage_error
 
-Register = Callable[[argparse._SubParsersAction], None]
+# (a string: argparse's class is generic only to the type checker)
+Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 COMMANDS: tuple[tuple[str, Register], ...] = (
     ("analyze", analyze.register),

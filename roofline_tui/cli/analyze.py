@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from roofline_tui.core.artifact import Artifact
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "analyze",
         help="analyse one round directory and write profile_roofline.json + .md",
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         write_csv,
     )
     from roofline_tui.core.rounds.annotate import analyze_round_with_history
-    from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME
+    from roofline_tui.core.layout import ARTIFACT_JSON, TOPN_NAME
 
     round_dir: Path = args.round_dir
     refused = profile_dir_problem(round_dir)
@@ -187,7 +187,7 @@ def json_for_stdout(text: str) -> str:
 def profile_dir_problem(path: Path) -> str | None:
     """Why ``path`` is a profile directory (``round_*`` inside, what ``dash`` takes) rather than
     one round, with the commands that take it; None when it is not one."""
-    from roofline_tui.core.rounds.layout import TOPN_NAME, round_dirs
+    from roofline_tui.core.layout import TOPN_NAME, round_dirs
 
     if (path / TOPN_NAME).exists():
         return None

@@ -67,7 +67,7 @@ def seconds_arg(text: str) -> float:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "calibrate",
         help="measure this GPU's matmul and HBM ceilings into a peaks.md section",

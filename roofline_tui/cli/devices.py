@@ -11,7 +11,7 @@ import sys
 from roofline_tui.cli.args import add_path, failure, shown
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "devices", help="list the devices the peak table knows (what --device accepts)",
         description="List the products and archs of the peak table: HBM bandwidth, the bf16 and "

@@ -21,7 +21,7 @@ from roofline_tui.cli.args import add_path, failure, non_negative_int, positive_
 DEFAULT_TOP_HELP = "25"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp = sub.add_parser(
         "import", help="build profile_topN.json from raw profiler output",
         description="Build a round's profile_topN.json from a PyTorch trace, a rocprofv3 "

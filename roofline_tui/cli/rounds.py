@@ -31,14 +31,14 @@ from roofline_tui.cli.args import (
 )
 
 if TYPE_CHECKING:
-    from roofline_tui.core.rounds.compare import RoundHistory
+    from roofline_tui.core.rounds.records import RoundHistory
 
 # core.rounds.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
 # check that the two agree)
 DEFAULT_PLAYBOOK = Path("knowledge") / "backend_playbook.md"
 
 
-def register_rounds(sub: argparse._SubParsersAction) -> None:
+def register_rounds(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "rounds",
         help="compare the round_* directories of a profile: movement, predicted vs actual",
@@ -56,7 +56,7 @@ def register_rounds(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_rounds)
 
 
-def register_playbook(sub: argparse._SubParsersAction) -> None:
+def register_playbook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "playbook",
         help="append predicted-vs-actual rows to the backend playbook; calibrate target_eff",
@@ -88,8 +88,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]:
     # the engine: imported once the arguments are known to be sound
+    from roofline_tui.core.layout import round_dirs
     from roofline_tui.core.rounds.compare import load_history
-    from roofline_tui.core.rounds.layout import round_dirs
 
     d: Path = args.profile_dir
     if not round_dirs(d):

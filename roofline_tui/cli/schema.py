@@ -7,7 +7,7 @@ import json
 import sys
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("schema", help="print the JSON Schema of profile_roofline.json",
                        description="Print the JSON Schema of the artifact (profile_roofline.json). "
                                    "Unknown extra fields are allowed, as upstream files carry "

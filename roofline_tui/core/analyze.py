@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -18,18 +18,20 @@ from roofline_tui.core import labels
 from roofline_tui.core import metrics as M
 from roofline_tui.core.artifact import (
     DOCTRINE,
-    Alternative,
     AnalysisSettings,
     Artifact,
     AxisRow,
     Confidence,
     Degraded,
     Entry,
+    EntryPart,
     GraphReplayInfo,
+    HeadroomClass,
     InputsUsed,
     InstanceRow,
     LogicalOp,
     LogicalOpKernel,
+    MemoryRoof,
     PeaksInfo,
     Regime,
     RoofAxis,
@@ -43,8 +45,9 @@ from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.evidence import annotate as annotate_evidence
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload, launches_per_step
-from roofline_tui.core.instance_cases import instance_cases
+from roofline_tui.core.instance_cases import InstanceCase, instance_cases
 from roofline_tui.core.logical_ops import carrier, partners
+from roofline_tui.core.measured.models import ShapeCase
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels import (
     MODELS,
@@ -58,6 +61,19 @@ from roofline_tui.core.opmodels import (
     byte_reduction_levers,
     choose_candidate,
     prior_for,
+)
+from roofline_tui.core.parts import (
+    Choice,
+    Corroboration,
+    Measured,
+    Modelled,
+    NotModelled,
+    PartOf,
+    Roofline,
+    Said,
+    Speedup,
+    Timing,
+    Verdict,
 )
 from roofline_tui.core.peaks import (
     Peaks,
@@ -89,6 +105,8 @@ class AnalyzeOptions:
     target_eff_overrides: dict[str, float] = field(default_factory=dict)  # calibrated priors
     target_eff_source: str | None = None  # where overrides come from (stated in the artifact)
     priors_path: Path | None = None  # the calibrated priors file the overrides were read from
+    # settings that could not be used (a bad --priors file): recorded in skill_errors
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -204,7 +222,7 @@ def logical_unit(
     if est.per == "launch":
         return 1, "one launch (bytes and time per launch)"
     layers = model.layers_of(op_class) if model is not None else None
-    kind = {"moe": "MoE layer", "attn": "attention layer"}.get(op_class, f"{op_class} layer")
+    kind = est.unit or f"{op_class} layer"  # the op model names its unit
     if not lps:
         return 1, (
             f"one logical {kind} assumed to be one launch (launches per step unknown; if the "
@@ -258,35 +276,45 @@ def _target_eff(op_class: str, est: OpEstimate | None, options: AnalyzeOptions
     return prior.value, prior.why
 
 
+def _identity(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None
+              ) -> dict[str, Any]:
+    """The entry's fields before any analysis: the Top-N row, its class, no verdict yet."""
+    return {
+        "name": head.name,
+        "short_name": head.short_name,
+        "label": labels.label_of(head, op_class),
+        "pct_gpu_time": head.pct_gpu_time,
+        "regime": regime,
+        "op_class": op_class,
+        "op_subclass": op_subclass,
+        "classification": head.classification,
+        "editable": head.editable,
+        "serving_weighted_pct": head.serving_weighted_pct,
+        "stage": "A",
+        "measurement_basis": "model",
+        "modeled": False,
+        "suspect": False,
+        "dispatch_bound": False,
+        "stage_c_candidate": False,
+        "bound_type": "unknown",
+        "headroom_class": "unknown",
+        "confidence": "low",
+        "byte_reduction_levers": [],
+        "assumptions": [],
+        "alternatives": [],
+    }
+
+
 def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None) -> Entry:
-    """The entry before any analysis: the Top-N row, its class, no verdict yet."""
-    return Entry(
-        name=head.name,
-        short_name=head.short_name,
-        label=labels.label_of(head, op_class),
-        pct_gpu_time=head.pct_gpu_time,
-        regime=regime,
-        op_class=op_class,
-        op_subclass=op_subclass,
-        classification=head.classification,
-        editable=head.editable,
-        serving_weighted_pct=head.serving_weighted_pct,
-        stage="A",
-        measurement_basis="model",
-        modeled=False,
-        suspect=False,
-        dispatch_bound=False,
-        stage_c_candidate=False,
-        bound_type="unknown",
-        headroom_class="unknown",
-        confidence="low",
-        byte_reduction_levers=[],
-        assumptions=[],
-        alternatives=[],
-    )
+    """The entry before any analysis (what an entry whose analysis failed is left with)."""
+    return Entry(**_identity(head, regime, op_class, op_subclass))
 
 
-def _case_weights(cases: list[Any]) -> list[float]:
+# A case of the per-shape fold: a stage-B captured shape or a recorded instance.
+Case = ShapeCase | InstanceCase
+
+
+def _case_weights(cases: Sequence[Case]) -> list[float]:
     """Calls per captured case for the stage-B fold. A case whose file gives a call count or a
     weight of 0 was never called: weight 0, left out (not one call). Cases whose files give no
     count at all are unweighted, one call each; so are all cases when every weight is 0."""
@@ -314,83 +342,79 @@ class _CaseRow:
     peak_flops: float | None
 
 
-def fold_cases(
-    cases: list[Any], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
-    sh: _Shared, source: str = "stage B: captured case(s)",
-    shown: list[InstanceRow] | None = None,
-) -> tuple[OpEstimate, list[AxisRow]]:
-    """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
-    axis. The entry's headline is the dominant axis; the other axis is reported, not averaged.
+# sources whose latency already covers one whole logical unit (the harness times the op)
+_PER_UNIT_SOURCES = {"smoke_detail.baseline_ms": "the harness's op time "
+                     "(smoke_detail.baseline_ms times the whole op seam)"}
 
-    A case's time is set against one logical unit (spec §3 "per-launch, not aggregate"). Its
-    ``latency_ms`` is per launch in every source but one: workload-v1 ``baseline_latency_ms``
-    and ``weight / count`` are per kernel call, and a recorded instance's is its mean per-launch
-    time; those are multiplied by the unit's launches (``logical_unit``). Only the MoE meta's
-    ``smoke_detail.baseline_ms`` (``params["latency_source"]``) times the whole op seam, all
-    launches of one unit, and is kept as it is. A case without a latency takes the profile's
-    per-launch time × the unit's launches."""
-    # sources whose latency already covers one whole logical unit (the harness times the op)
-    per_unit_sources = {"smoke_detail.baseline_ms": "the harness's op time "
-                        "(smoke_detail.baseline_ms times the whole op seam)"}
-    launch_src = ("the instance's mean per-launch time" if source == "recorded instances"
-                  else "the case's per-launch latency (workload-v1: per kernel call)")
-    timing: dict[str, int] = {}
-    model = MODELS[op_class]
-    peak_bw = sh.peaks.hbm_bw_bytes_s or 0.0
-    rows: list[_CaseRow] = []
-    skipped: list[str] = []
-    first: OpEstimate | None = None
-    weights = _case_weights(cases)
-    zero = sum(1 for w in weights if w == 0.0)
-    for case, calls in zip(cases, weights, strict=True):
-        if calls == 0.0:
-            continue
-        dts = [d for d in (canonical_dtype(x) for x in case.dtypes) if d]
-        cctx = dataclasses.replace(
-            ctx,
-            shapes=[case.input_shapes] if case.input_shapes else [],
-            dtypes=dts or ctx.dtypes,
-            tokens=case.m or ctx.tokens,
-            tokens_source="captured case M" if case.m else ctx.tokens_source,
-            instance=getattr(case, "instance", None),
-        )
-        try:
-            est = model.estimate(cctx)
-        except OpModelUnavailable as exc:
-            skipped.append(str(exc))
-            continue
-        first = first or est
-        n, _ = logical_unit(est, op_class, lps, sh.model)
-        lat_src = case.params.get("latency_source") if isinstance(case.params, dict) else None
-        if case.latency_ms and lat_src in per_unit_sources:
-            t_unit = case.latency_ms / 1000.0
-            how = f"{per_unit_sources[lat_src]}, taken as one unit"
-        elif case.latency_ms:
-            t_unit = case.latency_ms / 1000.0 * n
-            how = f"{launch_src} × {n} launch(es) per unit"
-        else:
-            t_unit = t_launch_s * n
-            how = f"the profile's per-launch t_ms × {n} launch(es) per unit"
-        timing[how] = timing.get(how, 0) + 1
-        pick = choose_candidate(est, peak_bw, t_unit).chosen
-        peak_flops, _, _ = peak_flops_for(sh.peaks, est.compute_dtype)
-        ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
-        ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
-        axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
-        rows.append(_CaseRow(axis=axis, calls=calls, t=t_unit, bytes=pick.bytes_est,
-                             flops=pick.flops_est, peak_flops=peak_flops))
-        inst = getattr(case, "instance", None)
-        if shown is not None and inst is not None:
-            roof = (pick.bytes_est / (peak_bw * t_unit) if axis == "memory" and peak_bw
-                    else pick.flops_est / (peak_flops * t_unit) if peak_flops else None)
-            shown.append(InstanceRow(
-                op=inst.op, shapes=" ".join(json.dumps(d, separators=(",", ":"))
-                                            for d in case.input_shapes)[:120],
-                calls=calls, t_ms=1000.0 * t_unit, bytes_est=pick.bytes_est,
-                flops_est=pick.flops_est, roofline_pct=roof, roof_axis=axis))
-    if first is None:
-        why = skipped[0] if skipped else "no usable case"
-        raise OpModelUnavailable(f"no captured case could be modelled ({why})")
+
+@dataclass(frozen=True)
+class _FoldSetting:
+    """What every case of one fold shares."""
+
+    ctx: OpContext
+    op_class: str
+    lps: float | None
+    t_launch_s: float
+    source: str
+    sh: _Shared
+
+    @property
+    def launch_source(self) -> str:
+        return ("the instance's mean per-launch time" if self.source == "recorded instances"
+                else "the case's per-launch latency (workload-v1: per kernel call)")
+
+
+@dataclass(frozen=True)
+class _FoldedCase:
+    est: OpEstimate
+    row: _CaseRow
+    how: str  # how the case's time per unit was taken
+    shown: InstanceRow | None
+
+
+def _fold_case(case: Case, calls: float, fs: _FoldSetting) -> _FoldedCase:
+    """One case modelled and set against its time per logical unit (raises
+    :class:`OpModelUnavailable`)."""
+    dts = [d for d in (canonical_dtype(x) for x in case.dtypes) if d]
+    inst = case.instance if isinstance(case, InstanceCase) else None
+    cctx = dataclasses.replace(fs.ctx, shapes=[case.input_shapes] if case.input_shapes else [],
+                               dtypes=dts or fs.ctx.dtypes, tokens=case.m or fs.ctx.tokens,
+                               tokens_source="captured case M" if case.m else fs.ctx.tokens_source,
+                               instance=inst)
+    est = MODELS[fs.op_class].estimate(cctx)
+    n, _ = logical_unit(est, fs.op_class, fs.lps, fs.sh.model)
+    lat_src = case.params.get("latency_source") if isinstance(case.params, dict) else None
+    if case.latency_ms and lat_src in _PER_UNIT_SOURCES:
+        t_unit = case.latency_ms / 1000.0
+        how = f"{_PER_UNIT_SOURCES[lat_src]}, taken as one unit"
+    elif case.latency_ms:
+        t_unit = case.latency_ms / 1000.0 * n
+        how = f"{fs.launch_source} × {n} launch(es) per unit"
+    else:
+        t_unit = fs.t_launch_s * n
+        how = f"the profile's per-launch t_ms × {n} launch(es) per unit"
+    peak_bw = fs.sh.peaks.hbm_bw_bytes_s or 0.0
+    pick = choose_candidate(est, peak_bw, t_unit).chosen
+    peak_flops, _, _ = peak_flops_for(fs.sh.peaks, est.compute_dtype)
+    ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
+    ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
+    axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
+    row = _CaseRow(axis=axis, calls=calls, t=t_unit, bytes=pick.bytes_est,
+                   flops=pick.flops_est, peak_flops=peak_flops)
+    shown = None
+    if inst is not None:
+        roof = (pick.bytes_est / (peak_bw * t_unit) if axis == "memory" and peak_bw
+                else pick.flops_est / (peak_flops * t_unit) if peak_flops else None)
+        shown = InstanceRow(
+            op=inst.op, shapes=" ".join(json.dumps(d, separators=(",", ":"))
+                                        for d in case.input_shapes)[:120],
+            calls=calls, t_ms=1000.0 * t_unit, bytes_est=pick.bytes_est,
+            flops_est=pick.flops_est, roofline_pct=roof, roof_axis=axis)
+    return _FoldedCase(est=est, row=row, how=how, shown=shown)
+
+
+def _fold_axes(rows: list[_CaseRow], peak_bw: float) -> list[AxisRow]:
+    """The folded cases per roof axis, weighted by calls × latency (never across axes)."""
     total_w = sum(r.calls * r.t for r in rows) or 1.0
     axes: list[AxisRow] = []
     for axis_name in get_args(RoofAxis):
@@ -406,144 +430,186 @@ def fold_cases(
         axes.append(AxisRow(roof_axis=axis_name, n_cases=len(group), weight_share=w / total_w,
                             bytes_per_unit=b / calls, flops_per_unit=f / calls,
                             t_unit_ms=1000.0 * w / calls, roofline_pct=pct))
-    dominant = max(axes, key=lambda a: a.weight_share)
-    assumptions = [
-        f"{source}: {len(rows)} folded, weighted by calls × latency per roof "
+    return axes
+
+
+def _fold_assumptions(fs: _FoldSetting, folded: list[_FoldedCase], dominant: AxisRow,
+                      skipped: list[str], zero: int, cases: Sequence[Case]) -> list[str]:
+    """What the fold assumed, in words: how many cases, which axis leads, how time was taken."""
+    timing: dict[str, int] = {}
+    for f in folded:
+        timing[f.how] = timing.get(f.how, 0) + 1
+    out = [
+        f"{fs.source}: {len(folded)} folded, weighted by calls × latency per roof "
         f"axis (never averaged across axes); headline = {dominant.roof_axis} axis "
         f"({dominant.weight_share:.0%} of the weight)"
     ]
     if skipped:
-        assumptions.append(f"{len(skipped)} case(s) not modelled: {skipped[0]}")
+        out.append(f"{len(skipped)} case(s) not modelled: {skipped[0]}")
     if zero:
-        assumptions.append(f"{zero} case(s) with weight 0 (no calls) left out of the fold")
+        out.append(f"{zero} case(s) with weight 0 (no calls) left out of the fold")
     elif any(c.count == 0 for c in cases):
-        assumptions.append("no case carries a call count or weight: cases folded unweighted "
-                           "(one call each)")
-    assumptions.append("case time per logical unit: " + "; ".join(
+        out.append("no case carries a call count or weight: cases folded unweighted "
+                   "(one call each)")
+    out.append("case time per logical unit: " + "; ".join(
         f"{k} case(s): {how}" for how, k in timing.items()))
-    assumptions.append(
+    out.append(
         f"time: the {dominant.roof_axis} axis's calls-weighted latency, "
         f"{dominant.t_unit_ms:.6g} ms per unit, so the headline roofline_pct is that axis's "
         f"value ({(dominant.roofline_pct or 0.0):.4f})")
-    assumptions += list(first.assumptions)
+    return out + list(folded[0].est.assumptions)
+
+
+def fold_cases(
+    cases: Sequence[Case], ctx: OpContext, op_class: str, lps: float | None, t_launch_s: float,
+    sh: _Shared, source: str = "stage B: captured case(s)",
+    shown: list[InstanceRow] | None = None,
+) -> tuple[OpEstimate, list[AxisRow]]:
+    """Stage B: model every captured case, then fold them weighted by calls × latency, per roof
+    axis. The entry's headline is the dominant axis; the other axis is reported, not averaged.
+
+    A case's time is set against one logical unit (spec §3 "per-launch, not aggregate"). Its
+    ``latency_ms`` is per launch in every source but one: workload-v1 ``baseline_latency_ms``
+    and ``weight / count`` are per kernel call, and a recorded instance's is its mean per-launch
+    time; those are multiplied by the unit's launches (``logical_unit``). Only the MoE meta's
+    ``smoke_detail.baseline_ms`` (``params["latency_source"]``) times the whole op seam, all
+    launches of one unit, and is kept as it is. A case without a latency takes the profile's
+    per-launch time × the unit's launches."""
+    fs = _FoldSetting(ctx=ctx, op_class=op_class, lps=lps, t_launch_s=t_launch_s,
+                      source=source, sh=sh)
+    folded: list[_FoldedCase] = []
+    skipped: list[str] = []
+    weights = _case_weights(cases)
+    zero = sum(1 for w in weights if w == 0.0)
+    for case, calls in zip(cases, weights, strict=True):
+        if calls == 0.0:
+            continue
+        try:
+            one = _fold_case(case, calls, fs)
+        except OpModelUnavailable as exc:
+            skipped.append(str(exc))
+            continue
+        folded.append(one)
+        if shown is not None and one.shown is not None:
+            shown.append(one.shown)
+    if not folded:
+        why = skipped[0] if skipped else "no usable case"
+        raise OpModelUnavailable(f"no captured case could be modelled ({why})")
+    axes = _fold_axes([f.row for f in folded], sh.peaks.hbm_bw_bytes_s or 0.0)
+    dominant = max(axes, key=lambda a: a.weight_share)
+    first = folded[0].est
+    captured = source.startswith("stage B")
     return OpEstimate(
-        model=f"{first.model} over {'captured' if source.startswith('stage B') else 'recorded'} "
-              "shapes",
-        candidates=(Candidate("captured" if source.startswith("stage B") else "recorded",
+        model=f"{first.model} over {'captured' if captured else 'recorded'} shapes",
+        candidates=(Candidate("captured" if captured else "recorded",
                               dominant.bytes_per_unit, dominant.flops_per_unit),),
         compute_dtype=first.compute_dtype,
         per=first.per,
-        assumptions=tuple(assumptions),
+        unit=first.unit,
+        assumptions=tuple(_fold_assumptions(fs, folded, dominant, skipped, zero, cases)),
         prior=first.prior,
     ), axes
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Head:
-    """One head while it is analysed: the entry being filled, its notes and its refinement."""
+    """One head as its analysis starts: the Top-N row, its regime, class and refinement."""
 
     row: TopNEntry
-    entry: Entry
-    notes: list[str]
+    regime: Regime
+    regime_why: str
+    regime_assumed: bool
+    cls: Classification
     refine: KernelRefinement | None
 
+    def identity(self) -> dict[str, Any]:
+        return _identity(self.row, self.regime, self.cls.op_class, self.cls.op_subclass)
 
-@dataclass
-class _Timed:
-    """A head's time: per launch and per logical unit."""
-
-    t_ms: float  # per launch
-    t_launch_s: float
-    t_unit_s: float
+    def said(self) -> Said:
+        """The first sentences of every entry's notes: why this regime, why this class."""
+        return Said(notes=(f"Regime: {self.regime_why}.",
+                           f"Class: {self.cls.op_class} ({self.cls.reason}).",
+                           *(f"Input: {n}." for n in self.row.input_notes)))
 
 
-@dataclass
-class _Modelled(_Timed):
-    """The byte/FLOP model's answer for one head, over one logical unit."""
-
-    est: OpEstimate
-    n_launch: int
+def _head(head: TopNEntry, sh: _Shared) -> _Head:
+    """Spec §3 steps 1-2: the head's regime and op class (and its stage B/C refinement)."""
+    regime, why, assumed = pick_regime(head, sh.topn)
+    cls = classify(head.name, head.classification, head.shapes,
+                   has_experts=_has_experts(sh.model))
+    refine = sh.refinements.for_kernel(head.name) if sh.refinements is not None else None
+    return _Head(row=head, regime=regime, regime_why=why, regime_assumed=assumed, cls=cls,
+                 refine=refine)
 
 
 def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
     """Analyse one head; returns the entry and a degrade reason when it has no model (L2).
 
-    The steps, each filling part of the typed entry: time (:func:`_timing`), the byte/FLOP model
-    and its unit (:func:`_byte_flop_model`), the feasible candidate (:func:`_candidates`),
-    the measured refinement (:func:`_measured_refinement`), the roofline (:func:`_roofline`) and
-    the verdict — bands, speedup, gain, route, levers (:func:`_verdict`).
+    Each step returns one part (``core.parts``) and reads only the parts before it: the time
+    (:func:`_timing`), the byte/FLOP model and its unit (:func:`_byte_flop_model`), the roofs
+    and the feasible candidate (:func:`_choice`), the measured refinement (:func:`_measured`),
+    the roofline (:func:`_roofline`) and the verdict — bands, speedup, gain, route, levers
+    (:func:`_verdict`). :meth:`Entry.from_parts` writes them into the entry.
     """
-    regime, regime_why, regime_assumed = pick_regime(head, sh.topn)
-    cls = classify(head.name, head.classification, head.shapes,
-                   has_experts=_has_experts(sh.model))
-    h = _Head(row=head, entry=_new_entry(head, regime, cls.op_class, cls.op_subclass),
-              notes=[f"Regime: {regime_why}.", f"Class: {cls.op_class} ({cls.reason})."],
-              refine=sh.refinements.for_kernel(head.name) if sh.refinements is not None else None)
-    h.notes += [f"Input: {n}." for n in head.input_notes]
-    host = carrier(head, sh.topn, regime, cls.op_class, _class_of(sh))
+    h = _head(head, sh)
+    host = carrier(head, sh.topn, h.regime, h.cls.op_class, _class_of(sh))
     if host is not None:
-        h.entry.part_of = host.entry.short_name
-        why = (f"part of the logical op of {printable(host.entry.short_name, limit=60)} "
-               f"(launched by the same {printable(host.op, limit=80)} calls, "
-               f"{host.linked_calls} of {host.calls}): judged there, with its time")
-        h.entry.notes = " ".join(h.notes + [f"No verdict: {why}."])
-        return _verdict(h.entry, head, sh, why, None), None
-    if regime_assumed:
-        h.entry.regime_assumed = True
-        h.entry.assumptions.append(f"regime {regime} is an assumption: {regime_why}")
-    _timing(h, sh)
-    modelled = _byte_flop_model(h, cls, sh)
-    if isinstance(modelled, str):
-        measured = _counters_only(h, cls, sh, modelled)
-        if measured is not None:
-            return measured
-        h.entry.notes = " ".join(h.notes + [f"Not modelled: {modelled}."])
-        return _verdict(h.entry, head, sh, None, modelled), modelled
-    peak_bw, reason = _memory_peak(h, modelled, sh)
-    if not peak_bw:
-        _no_roof(h, modelled)
-        h.notes.append(f"No verdict: {reason}.")
-        h.entry.notes = " ".join(h.notes)
-        return _verdict(h.entry, head, sh, reason, None), None
-    alts, peak_flops = _candidates(h, modelled, peak_bw, sh)
-    chosen = next(a for a in alts if a.chosen)
-    bytes_est, flops_est = _measured_refinement(h, modelled, chosen)
-    no_verdict = _roofline(h, modelled, bytes_est, flops_est, peak_bw, peak_flops, sh)
-    _corroboration(h)
-    h.entry.notes = " ".join(h.notes)
-    return _verdict(h.entry, head, sh, no_verdict, None, chosen_label=chosen.label,
-                    alternatives=[(a.label, a.bytes_est) for a in alts], refine=h.refine), None
+        part = PartOf(host=host.entry.short_name, why=(
+            f"part of the logical op of {printable(host.entry.short_name, limit=60)} "
+            f"(launched by the same {printable(host.op, limit=80)} calls, "
+            f"{host.linked_calls} of {host.calls}): judged there, with its time"))
+        return _entry(h, sh, [part], no_verdict=part.why), None
+    timing = _timing(h, sh)
+    modelled = _byte_flop_model(h, timing, sh)
+    if isinstance(modelled, NotModelled):
+        counted = _counters_only(h, timing, modelled, sh)
+        if counted is not None:
+            return counted, None
+        closing = Said(notes=(f"Not modelled: {modelled.reason}.",))
+        return _entry(h, sh, [timing, modelled, closing], unit=modelled), modelled.reason
+    choice = _choice(modelled, sh)
+    if isinstance(choice, str):
+        roof = _no_roof(modelled, choice)
+        return _entry(h, sh, [timing, modelled, roof], unit=modelled, roof=roof), None
+    measured = _measured(h, modelled, choice)
+    roof = _roofline(h, modelled, choice, measured, sh)
+    parts: list[EntryPart] = [timing, modelled, choice, measured, roof]
+    parts += _corroboration(h, roof)
+    return _entry(h, sh, parts, unit=modelled, choice=choice, roof=roof), None
 
 
-def _timing(h: _Head, sh: _Shared) -> None:
-    """Per-launch time in the entry's regime and launches per step (spec §3 step 2)."""
-    e = h.entry
-    regime = e.regime or "decode"
-    e.t_ms, e.t_ms_source = per_launch_time(h.row, regime)
-    e.launches_per_step = launches_per_step(h.row, regime, sh.topn)
-    if e.t_ms is not None and not e.t_ms_source.startswith("base_latency"):
-        h.notes.append(f"Time: {e.t_ms_source}.")
+def _entry(h: _Head, sh: _Shared, parts: Sequence[EntryPart], *,
+           unit: Modelled | NotModelled | None = None, choice: Choice | None = None,
+           roof: Roofline | None = None, no_verdict: str | None = None) -> Entry:
+    """The verdict on the parts, and the entry they make."""
+    verdict = _verdict(h, sh, unit, choice, roof, no_verdict)
+    return Entry.from_parts(h.identity(), [h.said(), *parts, verdict])
 
 
-def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | str:
-    """The op class's byte/FLOP model over one logical unit (spec §4), or why there is none."""
-    e, head = h.entry, h.row
-    if cls.op_class == "comm":
-        return _COMM_REASON
-    if cls.op_class not in MODELS:
-        return f"no byte/FLOP model for this kernel ({cls.reason})"
-    if e.t_ms is None:
-        return e.t_ms_source
-    t_ms = e.t_ms
-    regime = e.regime or "decode"
+def _timing(h: _Head, sh: _Shared) -> Timing:
+    """Per-launch time in the head's regime and launches per step (spec §3 step 2); an assumed
+    regime is said here, where the time depends on it."""
+    t_ms, source = per_launch_time(h.row, h.regime)
+    said = t_ms is not None and not source.startswith("base_latency")
+    return Timing(
+        t_ms=t_ms, source=source, launches_per_step=launches_per_step(h.row, h.regime, sh.topn),
+        regime_assumed=h.regime_assumed,
+        assumptions=((f"regime {h.regime} is an assumption: {h.regime_why}",)
+                     if h.regime_assumed else ()),
+        notes=(f"Time: {source}.",) if said else ())
+
+
+def _op_context(h: _Head, sh: _Shared) -> OpContext:
+    """What the op model reads for this head (spec §4 inputs), refined by stage B when the
+    head has captured shapes."""
+    head, regime = h.row, h.regime
     tokens, tokens_src = regime_tokens(head, regime, sh.topn, sh.workload)
-    dtypes = [d for d in (canonical_dtype(x) for x in head.dtypes) if d]
     ctx = OpContext(
         name=head.name,
-        op_subclass=cls.op_subclass,
+        op_subclass=h.cls.op_subclass,
         regime=regime,
         shapes=head.shapes,
-        dtypes=dtypes,
+        dtypes=[d for d in (canonical_dtype(x) for x in head.dtypes) if d],
         model=sh.model,
         workload=sh.workload,
         tokens=tokens,
@@ -556,57 +622,75 @@ def _byte_flop_model(h: _Head, cls: Classification, sh: _Shared) -> _Modelled | 
         steps=(sh.topn.serving.phases.get(regime) if sh.topn.serving is not None else None),
         topn=sh.topn,
     )
-    cases: list[Any] = []
-    source = "stage B: captured case(s)"
+    return h.refine.context(ctx) if h.refine is not None else ctx
+
+
+@dataclass(frozen=True)
+class _Estimated:
+    """The op model's estimate and, when cases were folded, their axes and instance rows."""
+
+    est: OpEstimate
+    axes: list[AxisRow]
+    shown: list[InstanceRow]
+
+
+def _estimate(h: _Head, sh: _Shared, t_ms: float, lps: float | None,
+              cases: Sequence[Case], covered: list[str], source: str) -> _Estimated:
+    """The class model over the head's cases (folded) or over its Top-N row (raises
+    :class:`OpModelUnavailable`)."""
+    ctx = _op_context(h, sh)
+    if cases and sh.peaks.hbm_bw_bytes_s:
+        shown: list[InstanceRow] = []
+        est, axes = fold_cases(cases, ctx, h.cls.op_class, lps, t_ms / 1000.0, sh, source, shown)
+        if covered:
+            est = dataclasses.replace(est, assumptions=tuple(covered) + est.assumptions)
+        return _Estimated(est, axes, shown)
+    return _Estimated(MODELS[h.cls.op_class].estimate(ctx), [], [])
+
+
+def _byte_flop_model(h: _Head, timing: Timing, sh: _Shared) -> Modelled | NotModelled:
+    """The op class's byte/FLOP model over one logical unit (spec §4), or why there is none."""
+    cls = h.cls
+    if cls.op_class == "comm":
+        return NotModelled(_COMM_REASON)
+    if cls.op_class not in MODELS:
+        return NotModelled(f"no byte/FLOP model for this kernel ({cls.reason})")
+    if timing.t_ms is None:
+        return NotModelled(timing.source)
+    t_ms = timing.t_ms
+    cases: Sequence[Case] = h.refine.regime_cases(h.regime) if h.refine is not None else []
+    instances: list[InstanceCase] = []
     covered: list[str] = []
-    if h.refine is not None:
-        ctx = h.refine.context(ctx)
-        cases = h.refine.regime_cases(regime)
+    source = "stage B: captured case(s)"
     wants = MODELS[cls.op_class].instance_tensors
     if not cases and wants is not None:
-        cases, covered = instance_cases(head, regime, wants)
-        source = "recorded instances"
-    joined = _join_logical_op(h, cls, sh, regime, t_ms, cases if source == "recorded instances"
-                              else [])
-    axes: list[AxisRow] = []
-    shown: list[InstanceRow] = []
+        instances, covered = instance_cases(h.row, h.regime, wants)
+        cases, source = instances, "recorded instances"
+    joined = _join_logical_op(h, sh, t_ms, instances)
     try:
-        if cases and sh.peaks.hbm_bw_bytes_s:
-            est, axes = fold_cases(cases, ctx, cls.op_class, e.launches_per_step, t_ms / 1000.0,
-                                   sh, source, shown)
-            if covered:
-                est = dataclasses.replace(est, assumptions=tuple(covered) + est.assumptions)
-        else:
-            est = MODELS[cls.op_class].estimate(ctx)
+        got = _estimate(h, sh, t_ms, timing.launches_per_step, cases, covered, source)
     except OpModelUnavailable as exc:
-        return str(exc)
-    if len(shown) > 1 or (shown and joined):
-        e.instances = shown
-    n_launch, unit = logical_unit(est, cls.op_class, e.launches_per_step, sh.model)
-    e.modeled = True
-    e.model = est.model
-    e.unit = unit
-    e.launches_per_unit = n_launch
-    e.compute_dtype = est.compute_dtype
-    e.target_eff, e.target_eff_source = _target_eff(cls.op_class, est, sh.options)
-    if est.prior and est.prior != cls.op_class:
-        e.prior = est.prior
-    e.assumptions = list(e.assumptions) + list(sh.dtype_notes) + list(est.assumptions)
-    if axes:
-        e.axes = axes
-    h.notes.append(f"Unit: {unit}.")
-    h.notes.append(f"Model: {est.model}.")
-    t_unit_ms = (t_ms + joined) * n_launch
-    if axes:
+        return NotModelled(str(exc), logical_op=joined.logical_op,
+                           assumptions=joined.assumptions)
+    est = got.est
+    n_launch, unit = logical_unit(est, cls.op_class, timing.launches_per_step, sh.model)
+    target_eff, target_src = _target_eff(cls.op_class, est, sh.options)
+    t_unit_ms = (t_ms + joined.added) * n_launch
+    if got.axes:
         # the headline is the dominant axis: its bytes, FLOPs and calls-weighted time, so the
         # entry's roofline_pct equals that axis's roofline_pct
-        dominant = max(axes, key=lambda a: a.weight_share)
+        dominant = max(got.axes, key=lambda a: a.weight_share)
         if dominant.t_unit_ms:
             t_unit_ms = dominant.t_unit_ms
-    e.t_unit_ms = t_unit_ms
-    t_unit_s = t_unit_ms / 1000.0
-    return _Modelled(est=est, n_launch=n_launch, t_ms=t_ms, t_launch_s=t_unit_s / n_launch,
-                     t_unit_s=t_unit_s)
+    show = len(got.shown) > 1 or (bool(got.shown) and bool(joined.added))
+    return Modelled(
+        est=est, model=est.model, unit=unit, n_launch=n_launch, t_ms=t_ms, t_unit_ms=t_unit_ms,
+        target_eff=target_eff, target_eff_source=target_src, compute_dtype=est.compute_dtype,
+        prior=est.prior if est.prior and est.prior != cls.op_class else None,
+        axes=tuple(got.axes), instances=tuple(got.shown) if show else (),
+        logical_op=joined.logical_op,
+        assumptions=(*joined.assumptions, *sh.dtype_notes, *est.assumptions),
+        notes=(f"Unit: {unit}.", f"Model: {est.model}."))
 
 
 def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
@@ -622,14 +706,24 @@ def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
     return class_of
 
 
-def _join_logical_op(h: _Head, cls: Classification, sh: _Shared, regime: str, t_ms: float,
-                     cases: list[Any]) -> float:
+@dataclass(frozen=True)
+class _Joined:
+    """The kernels joined into this head's logical op: the milliseconds they add per launch."""
+
+    added: float = 0.0
+    logical_op: LogicalOp | None = None
+    assumptions: tuple[str, ...] = ()
+
+
+def _join_logical_op(h: _Head, sh: _Shared, t_ms: float,
+                     cases: Sequence[InstanceCase]) -> _Joined:
     """Join the kernels the same op calls launched with this one (``core.logical_ops``): their
     per-launch time is added to this entry's unit (to each recorded instance's that launched
-    them) and the split is recorded. Returns the milliseconds added per launch."""
-    found = partners(h.row, sh.topn, regime, cls.op_class, _class_of(sh))
+    them) and the split is recorded."""
+    regime = h.regime
+    found = partners(h.row, sh.topn, regime, h.cls.op_class, _class_of(sh))
     if not found:
-        return 0.0
+        return _Joined()
     kernels = [LogicalOpKernel(name=h.row.name, short_name=h.row.short_name, t_ms=t_ms)]
     added = 0.0
     for p in found:
@@ -646,293 +740,276 @@ def _join_logical_op(h: _Head, cls: Classification, sh: _Shared, regime: str, t_
             if w is not None and inst.calls:
                 case.latency_ms += pt * w.calls / inst.calls
     if not added:
-        return 0.0
+        return _Joined()
     total = t_ms + added
     for k in kernels:
         k.share = (k.t_ms or 0.0) / total if total else None
     op = found[0].op
-    e = h.entry
-    e.logical_op = LogicalOp(
+    logical_op = LogicalOp(
         linked_by=f"launched by the same {printable(op, limit=80)} calls "
                   f"({found[0].linked_calls} of {found[0].calls} launches)",
         kernels=kernels)
     split = " + ".join(f"{k.short_name} {1000 * (k.t_ms or 0):.2f} µs" for k in kernels)
-    e.assumptions.append(f"one logical op: {split} = {1000 * total:.2f} µs per call (spec §3: "
-                         "per-launch, not aggregate; the link is the trace's launching op)")
-    return added
+    return _Joined(added=added, logical_op=logical_op, assumptions=(
+        f"one logical op: {split} = {1000 * total:.2f} µs per call (spec §3: per-launch, not "
+        "aggregate; the link is the trace's launching op)",))
 
 
-def _memory_peak(h: _Head, m: _Modelled, sh: _Shared) -> tuple[float | None, str]:
-    """The memory roof the model's bytes cross: HBM, or for a host↔device copy the host link
-    (PCIe / NVLink-C2C), never HBM. ``(None, why)`` when that peak is unknown."""
-    if m.est.roof != "host_link":
-        return sh.peaks.hbm_bw_bytes_s, "no peak bandwidth known for this device: no verdict"
-    link, where = host_link_for(sh.peaks)
-    if link is None:
-        return None, (f"host↔device copy: {where}, and the HBM roof does not apply to bytes "
-                      "that cross the host link")
-    e = h.entry
-    e.memory_roof = "host_link"
-    e.memory_peak_bytes_s = link.bytes_s
-    h.notes.append(f"Roof: the host link ({where}), not HBM; hbm_util here is the link's "
-                   "utilization.")
-    return link.bytes_s, ""
+def _choice(m: Modelled, sh: _Shared) -> Choice | str:
+    """The memory roof the model's bytes cross — HBM, or for a host↔device copy the host link
+    (PCIe / NVLink-C2C), never HBM — the compute peak for the model's dtype, and the
+    feasibility rule over the candidates (spec §4): the largest candidate that stays under
+    peak bandwidth. Why there is no verdict when that memory peak is unknown."""
+    assert m.est is not None  # the counters-only path makes its own choice
+    est = m.est
+    notes: list[str] = []
+    memory_roof: MemoryRoof | None = None
+    if est.roof != "host_link":
+        peak_bw = sh.peaks.hbm_bw_bytes_s
+        if not peak_bw:
+            return "no peak bandwidth known for this device: no verdict"
+    else:
+        link, where = host_link_for(sh.peaks)
+        if link is None:
+            return (f"host↔device copy: {where}, and the HBM roof does not apply to bytes "
+                    "that cross the host link")
+        peak_bw, memory_roof = link.bytes_s, "host_link"
+        notes.append(f"Roof: the host link ({where}), not HBM; hbm_util here is the link's "
+                     "utilization.")
+    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, est.compute_dtype)
+    rule = choose_candidate(est, peak_bw, m.t_unit_s)
+    alts = rule.alternatives
+    if len(alts) > 1:
+        desc = "; ".join(
+            f"{a.label} {a.bytes_est / 1e6:.1f} MB → {a.roofline_pct_raw or 0:.2f} of roof"
+            f"{' (infeasible)' if not a.feasible else ''}"
+            for a in alts
+        )
+        notes.append(f"Candidates: {desc}; used {rule.chosen.label} ({rule.why}).")
+    return Choice(peak_bw=peak_bw, peak_flops=peak_flops, peak_flops_dtype=flops_dtype,
+                  chosen=rule.chosen, alternatives=tuple(alts), memory_roof=memory_roof,
+                  assumptions=(flops_note,) if flops_note else (), notes=tuple(notes))
 
 
 # target for a kernel whose class has no model: the lowest of the spec's priors (§7)
 UNMODELLED_TARGET_EFF = 0.50
 
 
-def _counters_only(
-    h: _Head, cls: Classification, sh: _Shared, why_no_model: str
-) -> tuple[Entry, str | None] | None:
+def _counters_only(h: _Head, timing: Timing, why: NotModelled, sh: _Shared) -> Entry | None:
     """Stage C without a model (issue 13 item 9): measured bytes (and FLOPs, when counted)
     per dispatch with the profile's per-launch time give a roofline on their own. The unit is
     one launch; confidence comes from the measured axis; ``measurement_basis`` is
     ``counters``. ``None`` when the counters cannot carry it (no bytes measured, no time,
     no peak bandwidth, or a collective, whose bytes cross links rather than HBM)."""
-    e, head = h.entry, h.row
     m = h.refine.measurement if h.refine is not None else None
     peak_bw = sh.peaks.hbm_bw_bytes_s
+    t_ms = timing.t_ms
     if (m is None or m.bytes_per_dispatch is None or not m.bytes_per_dispatch > 0
-            or e.t_ms is None or not e.t_ms > 0 or not peak_bw or cls.op_class == "comm"):
+            or t_ms is None or not t_ms > 0 or not peak_bw or h.cls.op_class == "comm"):
         return None
-    t_launch_s = e.t_ms / 1000.0
-    mo = _Timed(t_ms=e.t_ms, t_launch_s=t_launch_s, t_unit_s=t_launch_s)
-    if cls.op_class in MODELS:
-        e.target_eff, e.target_eff_source = _target_eff(cls.op_class, None, sh.options)
+    if h.cls.op_class in MODELS:
+        target_eff, target_src = _target_eff(h.cls.op_class, None, sh.options)
     else:
-        e.target_eff = UNMODELLED_TARGET_EFF
-        e.target_eff_source = ("no model for this class: the lowest spec §7 prior "
-                               f"({UNMODELLED_TARGET_EFF:g})")
-    e.unit = "1 launch (measured per dispatch)"
-    e.launches_per_unit = 1
-    e.t_unit_ms = e.t_ms
-    e.model = "counters only"
-    e.compute_dtype = m.flops_dtype
-    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, m.flops_dtype)
-    e.peak_flops_dtype = flops_dtype
-    if flops_note:
-        e.assumptions.append(flops_note)
-    flops = m.flops_per_dispatch if m.flops_per_dispatch is not None else 0.0
+        target_eff = UNMODELLED_TARGET_EFF
+        target_src = ("no model for this class: the lowest spec §7 prior "
+                      f"({UNMODELLED_TARGET_EFF:g})")
     src = f"{m.source} ({Path(m.path).name}, {m.dispatches} dispatches)"
-    h.notes.append(f"No byte/FLOP model ({why_no_model}); stage C: measured bytes"
-                   f"{' and FLOPs' if m.flops_per_dispatch is not None else ''} per dispatch "
-                   f"from {src} with the profile's per-launch time give the roofline.")
-    if m.flops_per_dispatch is None:
-        h.notes.append("FLOPs not counted: the compute axis is unknown (taken as 0).")
-    h.notes.append("Counters see traffic below L2 (fabric/DRAM side), not the HBM pins.")
-    e.measurement_basis = "counters"
-    no_verdict = _roofline(h, mo, m.bytes_per_dispatch, flops, peak_bw, peak_flops, sh)
-    e.notes = " ".join(h.notes)
-    return _verdict(e, head, sh, no_verdict, None, refine=h.refine), None
+    counted = m.flops_per_dispatch is not None
+    modelled = Modelled(
+        est=None, model="counters only", unit="1 launch (measured per dispatch)", n_launch=1,
+        t_ms=t_ms, t_unit_ms=t_ms, target_eff=target_eff, target_eff_source=target_src,
+        compute_dtype=m.flops_dtype, notes=(
+            f"No byte/FLOP model ({why.reason}); stage C: measured bytes"
+            f"{' and FLOPs' if counted else ''} per dispatch from {src} with the profile's "
+            "per-launch time give the roofline.",
+            *(() if counted else ("FLOPs not counted: the compute axis is unknown (taken as "
+                                  "0).",)),
+            "Counters see traffic below L2 (fabric/DRAM side), not the HBM pins."))
+    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, m.flops_dtype)
+    choice = Choice(peak_bw=peak_bw, peak_flops=peak_flops, peak_flops_dtype=flops_dtype,
+                    assumptions=(flops_note,) if flops_note else ())
+    measured = Measured(bytes_est=m.bytes_per_dispatch,
+                        flops_est=(m.flops_per_dispatch if m.flops_per_dispatch is not None
+                                   else 0.0), basis="counters")
+    roof = _roofline(h, modelled, choice, measured, sh)
+    return _entry(h, sh, [timing, why, modelled, choice, measured, roof], unit=modelled,
+                  choice=choice, roof=roof)
 
 
-def _no_roof(h: _Head, m: _Modelled) -> None:
-    """No peak bandwidth: the achieved rates of the first candidate, and no verdict."""
+def _no_roof(m: Modelled, why: str) -> Roofline:
+    """No memory peak: the achieved rates of the first candidate, and no verdict."""
+    assert m.est is not None
     c = m.est.candidates[0]
-    e = h.entry
-    e.bytes_est, e.flops_est = c.bytes, c.flops
-    e.achieved_bw_bytes_s = c.bytes / m.t_unit_s
-    e.achieved_flops = c.flops / m.t_unit_s
-    e.arithmetic_intensity = c.flops / c.bytes if c.bytes > 0 else None
+    return Roofline(bytes_est=c.bytes, flops_est=c.flops,
+                    achieved_bw_bytes_s=c.bytes / m.t_unit_s,
+                    achieved_flops=c.flops / m.t_unit_s,
+                    arithmetic_intensity=c.flops / c.bytes if c.bytes > 0 else None,
+                    no_verdict=why, judged=False, notes=(f"No verdict: {why}.",))
 
 
-def _candidates(
-    h: _Head, m: _Modelled, peak_bw: float, sh: _Shared
-) -> tuple[list[Alternative], float | None]:
-    """The compute peak for the model's dtype, and the feasibility rule over the candidates
-    (spec §4): the largest candidate that stays under peak bandwidth."""
-    e = h.entry
-    peak_flops, flops_dtype, flops_note = peak_flops_for(sh.peaks, m.est.compute_dtype)
-    if flops_note:
-        e.assumptions.append(flops_note)
-    e.peak_flops_dtype = flops_dtype
-    choice = choose_candidate(m.est, peak_bw, m.t_unit_s)
-    alts, chosen = choice.alternatives, choice.chosen
-    if len(alts) > 1:
-        e.alternatives = alts
-        desc = "; ".join(
-            f"{a.label} {a.bytes_est / 1e6:.1f} MB → {a.roofline_pct_raw or 0:.2f} of roof"
-            f"{' (infeasible)' if not a.feasible else ''}"
-            for a in alts
-        )
-        h.notes.append(f"Candidates: {desc}; used {chosen.label} ({choice.why}).")
-    return alts, peak_flops
-
-
-def _measured_refinement(h: _Head, m: _Modelled, chosen: Alternative) -> tuple[float, float]:
+def _measured(h: _Head, m: Modelled, choice: Choice) -> Measured:
     """Stage C: measured bytes/FLOPs replace the model's (the model's kept beside them)."""
-    bytes_est, flops_est = chosen.bytes_est, chosen.flops_est
+    assert choice.chosen is not None
+    bytes_est, flops_est = choice.chosen.bytes_est, choice.chosen.flops_est
     if h.refine is None:
-        return bytes_est, flops_est
-    e = h.entry
+        return Measured(bytes_est=bytes_est, flops_est=flops_est)
     mx = h.refine.measured(m.n_launch, bytes_est)
-    h.notes.extend(mx.notes)
-    if mx.bytes_unit is not None:
-        e.bytes_model = bytes_est
-        bytes_est = mx.bytes_unit
-        if mx.bytes_basis is not None:
-            e.bytes_basis = mx.bytes_basis
-    if mx.flops_unit is not None:
-        e.flops_model = flops_est
-        flops_est = mx.flops_unit
-    e.measurement_basis = mx.basis
-    if any(n.startswith("Model disagreement") for n in mx.notes):
-        e.model_disagreement = True
-    return bytes_est, flops_est
+    return Measured(
+        bytes_est=mx.bytes_unit if mx.bytes_unit is not None else bytes_est,
+        flops_est=mx.flops_unit if mx.flops_unit is not None else flops_est,
+        basis=mx.basis,
+        bytes_model=bytes_est if mx.bytes_unit is not None else None,
+        flops_model=flops_est if mx.flops_unit is not None else None,
+        bytes_basis=mx.bytes_basis if mx.bytes_unit is not None else None,
+        model_disagreement=any(n.startswith("Model disagreement") for n in mx.notes),
+        notes=tuple(mx.notes))
 
 
-def _roofline(
-    h: _Head, mo: _Timed, bytes_est: float, flops_est: float, peak_bw: float,
-    peak_flops: float | None, sh: _Shared,
-) -> str | None:
-    """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks.
-    Returns why there is no verdict, or ``None``."""
-    e = h.entry
-    peak_flops, roof_note = roof_for_rate(sh.peaks, e.peak_flops_dtype, peak_flops,
-                                          flops_est / mo.t_unit_s)
-    if roof_note:
-        h.notes.append(roof_note)
-    m = M.compute_metrics(bytes_est=bytes_est, flops_est=flops_est, t_unit_s=mo.t_unit_s,
-                          t_launch_s=mo.t_launch_s, peak_bw=peak_bw, peak_flops=peak_flops)
-    e.bytes_est = m.bytes_est
-    e.flops_est = m.flops_est
-    e.achieved_bw_bytes_s = m.achieved_bw_bytes_s
-    e.achieved_flops = m.achieved_flops
-    e.hbm_util = rounded(m.hbm_util, 4)
-    e.compute_util = rounded(m.compute_util, 4)
-    e.arithmetic_intensity = m.arithmetic_intensity
-    e.ridge_point = m.ridge_point
-    e.roof_axis = m.roof_axis
-    e.roofline_pct_raw = m.roofline_pct_raw
-    e.bound_type = m.bound_type
+def _measured_roof(h: _Head, m: M.RooflineMetrics) -> tuple[M.RooflineMetrics, str | None]:
+    """Stage C: a roofline rocprof-compute measured itself (roofline-v1) replaces the ratio;
+    the metrics and the sentence saying so, or the metrics unchanged and ``None``."""
     measurement = h.refine.measurement if h.refine is not None else None
-    if measurement is not None and measurement.roofline_pct is not None and (
-        measurement.bytes_per_dispatch is None
+    if measurement is None or measurement.roofline_pct is None or (
+        measurement.bytes_per_dispatch is not None
     ):
-        # rocprof-compute measured the roofline itself (roofline-v1): it replaces the ratio.
-        raw = measurement.roofline_pct
-        m = dataclasses.replace(
-            m, roofline_pct_raw=raw, suspect=not (M.SANE_LOW <= raw <= M.SANE_HIGH),
-            suspect_reason=None if M.SANE_LOW <= raw <= M.SANE_HIGH
-            else f"measured roofline {raw:.3f} outside (0, 1]",
-            bound_type=measurement.bound_type if is_bound_type(measurement.bound_type)
-            else m.bound_type, dispatch_bound=False)
-        e.roofline_pct_raw = raw
-        e.bound_type = m.bound_type
-        e.measurement_basis = "counters"
-        h.notes.append(f"Stage C: roofline {raw:.2f} measured by rocprof-compute (roofline-v1).")
+        return m, None
+    raw = measurement.roofline_pct
+    sane = M.SANE_LOW <= raw <= M.SANE_HIGH
+    m = dataclasses.replace(
+        m, roofline_pct_raw=raw, suspect=not sane,
+        suspect_reason=None if sane else f"measured roofline {raw:.3f} outside (0, 1]",
+        bound_type=measurement.bound_type if is_bound_type(measurement.bound_type)
+        else m.bound_type, dispatch_bound=False)
+    return m, f"Stage C: roofline {raw:.2f} measured by rocprof-compute (roofline-v1)."
+
+
+def _roofline(h: _Head, t: Modelled, choice: Choice, measured: Measured, sh: _Shared
+              ) -> Roofline:
+    """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks
+    (why there is no verdict, when there is none)."""
+    notes: list[str] = []
+    peak_flops, roof_note = roof_for_rate(sh.peaks, choice.peak_flops_dtype, choice.peak_flops,
+                                          measured.flops_est / t.t_unit_s)
+    if roof_note:
+        notes.append(roof_note)
+    m = M.compute_metrics(bytes_est=measured.bytes_est, flops_est=measured.flops_est,
+                          t_unit_s=t.t_unit_s, t_launch_s=t.t_launch_s, peak_bw=choice.peak_bw,
+                          peak_flops=peak_flops)
+    m, stage_c = _measured_roof(h, m)
+    basis = measured.basis
+    if stage_c is not None:
+        basis = "counters"
+        notes.append(stage_c)
     no_verdict: str | None = None
     if m.suspect:
-        e.suspect = True
-        e.roofline_pct = min(max(m.roofline_pct_raw, 0.0), 1.0)
-        e.bytes_upper_bound = m.bytes_upper_bound
-        e.stage_c_candidate = True
+        pct: float | None = min(max(m.roofline_pct_raw, 0.0), 1.0)
         no_verdict = f"suspect (L3): {m.suspect_reason}"
-        h.notes.append(
+        notes.append(
             f"Suspect (L3): {m.suspect_reason}. Bytes upper bound at peak = "
             f"{m.bytes_upper_bound / 1e6:.1f} MB per unit; a stage-C counter measurement would "
-            "settle it."
-        )
+            "settle it.")
     else:
-        e.roofline_pct = rounded(m.roofline_pct_raw, 4)
+        pct = rounded(m.roofline_pct_raw, 4)
         if m.dispatch_bound:
-            e.dispatch_bound = True
             no_verdict = (
-                f"dispatch-bound: {mo.t_ms * 1000:.1f} µs per launch is within "
-                f"{M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch overhead"
-            )
-            h.notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
+                f"dispatch-bound: {t.t_ms * 1000:.1f} µs per launch is within "
+                f"{M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch overhead")
+            notes.append(f"No verdict: {no_verdict}; the lever is fusion or graph capture.")
         elif m.roof_axis == "compute" and (veto := compute_axis_veto(sh.peaks)):
             no_verdict = veto
-            h.notes.append(f"No verdict: {no_verdict}.")
+            notes.append(f"No verdict: {no_verdict}.")
         elif sh.peaks.source == "none":
             no_verdict = "no peak table entry"
     if m.compute_util is not None and compute_axis_veto(sh.peaks):
-        h.notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
-    return no_verdict
+        notes.append("compute_util uses an unvalidated peak (bf16 ≠ fp16): do not rank on it.")
+    return Roofline(
+        bytes_est=m.bytes_est, flops_est=m.flops_est, achieved_bw_bytes_s=m.achieved_bw_bytes_s,
+        achieved_flops=m.achieved_flops, arithmetic_intensity=m.arithmetic_intensity,
+        no_verdict=no_verdict, hbm_util=rounded(m.hbm_util, 4),
+        compute_util=rounded(m.compute_util, 4), ridge_point=m.ridge_point,
+        roof_axis=m.roof_axis, roofline_pct_raw=m.roofline_pct_raw, roofline_pct=pct,
+        bound_type=m.bound_type, measurement_basis=basis, suspect=m.suspect,
+        bytes_upper_bound=m.bytes_upper_bound if m.suspect else None,
+        dispatch_bound=m.dispatch_bound and not m.suspect, notes=tuple(notes))
 
 
-def _corroboration(h: _Head) -> None:
+def _corroboration(h: _Head, roof: Roofline) -> list[Corroboration]:
     """Stage C: counters that support or contradict the bound type (spec §5)."""
     m = h.refine.measurement if h.refine is not None else None
-    if m is None or not m.corroboration or h.entry.bound_type == "unknown":
-        return
-    rows = corroborate(h.entry.bound_type, m.corroboration)
-    if rows:
-        h.entry.corroboration = rows
-        h.notes.append("Counters: " + "; ".join(r.explanation for r in rows) + ".")
+    if m is None or not m.corroboration or roof.bound_type == "unknown":
+        return []
+    rows = corroborate(roof.bound_type, m.corroboration)
+    return [Corroboration(rows=tuple(rows))] if rows else []
 
 
-def _verdict(
-    e: Entry,
-    head: TopNEntry,
-    sh: _Shared,
-    no_verdict: str | None,
-    degrade_reason: str | None,
-    *,
-    chosen_label: str | None = None,
-    alternatives: list[tuple[str, float]] | None = None,
-    refine: KernelRefinement | None = None,
-) -> Entry:
-    """Bands, speedup, gain, confidence, route and levers — the parts every outcome shares."""
-    e.stage = refine.stage if refine is not None else "A"
+def _confidence(h: _Head, sh: _Shared, roof: Roofline | None, choice: Choice | None
+                ) -> tuple[Stage, Confidence]:
+    """The stage the head reached and how far its verdict can be trusted: the peaks', the
+    measurement's (only when the roofline was judged) and the compute roof's confidence."""
+    refine = h.refine if roof is not None and roof.judged else None
+    roof_axis = roof.roof_axis if roof is not None else None
     if sh.peaks.confidence == "low":
         confidence: Confidence = "low"
     elif refine is not None:
-        confidence = refine.confidence(e.roof_axis)
+        confidence = refine.confidence(roof_axis)
         if confidence == "high" and sh.peaks.confidence == "medium":
             confidence = "medium"  # the product's own peaks are not in the table
     else:
         confidence = "low"
-    confidence = compute_roof_confidence(sh.peaks, e.roof_axis, e.peak_flops_dtype, confidence)
-    e.confidence = confidence
-    e.advisory = confidence == "low"
-    if degrade_reason is not None:
-        no_verdict = f"not modelled: {degrade_reason}"
+    flops_dtype = choice.peak_flops_dtype if choice is not None else None
+    confidence = compute_roof_confidence(sh.peaks, roof_axis, flops_dtype, confidence)
+    return (refine.stage if refine is not None else "A"), confidence
+
+
+def _speedup(h: _Head, unit: Modelled, pct: float) -> tuple[Speedup, str]:
+    """Attainable speedup (bounded by the launch floor) and expected end-to-end gain, and the
+    sentence saying which bound applied."""
+    t_launch_s = unit.t_unit_ms / 1000.0 / (unit.n_launch or 1) if unit.t_unit_ms else None
+    sp = M.bounded_speedup(unit.target_eff, pct, t_launch_s)
+    gain = M.expected_e2e_gain_pct(h.row.pct_gpu_time, sp.value)
+    return Speedup(
+        value=sp.value, basis=sp.basis, gain_pct=gain,
+        formula=round(sp.roofline_formula, 4) if sp.value < sp.roofline_formula else None,
+        model_caution=sp.model_caution or None), sp.note
+
+
+def _verdict(h: _Head, sh: _Shared, unit: Modelled | NotModelled | None, choice: Choice | None,
+             roof: Roofline | None, no_verdict: str | None) -> Verdict:
+    """Bands, speedup, gain, confidence, route and levers — the parts every outcome shares.
+    ``no_verdict`` says why when no part does (an entry judged inside another's logical op)."""
+    stage, confidence = _confidence(h, sh, roof, choice)
+    if isinstance(unit, NotModelled):
+        no_verdict = f"not modelled: {unit.reason}"
+    elif roof is not None:
+        no_verdict = roof.no_verdict
     # bands and speedup on the unrounded ratio: 0.809962 is not >= 0.81
-    pct = e.roofline_pct_raw if e.roofline_pct_raw is not None else e.roofline_pct
-    target = e.target_eff
-    if no_verdict is None and pct is not None and target:
-        t_launch_s = e.t_unit_ms / 1000.0 / (e.launches_per_unit or 1) if e.t_unit_ms else None
-        sp = M.bounded_speedup(target, pct, t_launch_s)
-        gain = M.expected_e2e_gain_pct(head.pct_gpu_time, sp.value)
-        e.headroom_class = M.headroom_band(pct, target)
-        e.attainable_speedup = round(sp.value, 4)
-        e.attainable_speedup_basis = sp.basis
-        if sp.value < sp.roofline_formula:
-            e.roofline_formula_speedup = round(sp.roofline_formula, 4)
-        if sp.model_caution:
-            e.model_caution = sp.model_caution
-        e.expected_e2e_gain_pct = round(gain, 4)
-        e.notes = (e.notes + " " + sp.note).strip()
-    else:
-        e.headroom_class = "unknown"
-        e.attainable_speedup = None
-        e.expected_e2e_gain_pct = None
-        if no_verdict:
-            e.no_verdict_reason = no_verdict
+    pct = None if roof is None else (
+        roof.roofline_pct_raw if roof.roofline_pct_raw is not None else roof.roofline_pct)
+    speedup: Speedup | None = None
+    notes: tuple[str, ...] = ()
+    headroom: HeadroomClass = "unknown"
+    if (no_verdict is None and pct is not None and isinstance(unit, Modelled)
+            and unit.target_eff):
+        speedup, note = _speedup(h, unit, pct)
+        headroom, notes = M.headroom_band(pct, unit.target_eff), (note,)
+    bound = roof.bound_type if roof is not None else "unknown"
     decision = route_entry(
-        editable=head.editable,
-        headroom_class=e.headroom_class,
-        bound_type=e.bound_type,
+        editable=h.row.editable, headroom_class=headroom, bound_type=bound,
         confidence=confidence,
-        expected_gain_pct=e.expected_e2e_gain_pct,
-        no_verdict_reason=no_verdict,
-    )
-    e.route, e.route_reason = decision.route, decision.reason
-    if e.headroom_class == "saturated":
-        e.byte_reduction_levers = byte_reduction_levers(e.op_class, LeverContext(
-            short_name=head.short_name,
-            bound_type=e.bound_type,
-            weight_dtype=sh.weight_dtype,
+        expected_gain_pct=round(speedup.gain_pct, 4) if speedup is not None else None,
+        no_verdict_reason=no_verdict)
+    levers = None
+    if headroom == "saturated":
+        levers = tuple(byte_reduction_levers(h.cls.op_class, LeverContext(
+            short_name=h.row.short_name, bound_type=bound, weight_dtype=sh.weight_dtype,
             kv_dtype=sh.kv_dtype,
-            alternatives=alternatives or [],
-            chosen_label=chosen_label,
-            neighbours=sh.neighbours,
-        ))
-    return e
+            alternatives=[(a.label, a.bytes_est) for a in choice.alternatives] if choice else [],
+            chosen_label=choice.chosen.label if choice and choice.chosen else None,
+            neighbours=sh.neighbours)))
+    return Verdict(stage=stage, confidence=confidence, headroom_class=headroom,
+                   route=decision.route, route_reason=decision.reason, speedup=speedup,
+                   no_verdict_reason=no_verdict or None, byte_reduction_levers=levers,
+                   notes=notes)
 
 
 # --------------------------------------------------------------------------- the procedure
@@ -1022,12 +1099,27 @@ def _datasheet_roof(e: Entry, peaks: Peaks) -> bool:
         peaks, e.peak_flops_dtype or e.compute_dtype)
 
 
+def _peaks_info(peaks: Peaks) -> PeaksInfo:
+    """The peaks the round was judged against, as the artifact states them."""
+    return PeaksInfo(
+        hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
+        flops=dict(sorted(peaks.flops.items())),
+        source=peaks.source,
+        confidence=peaks.confidence,
+        l2_bytes=peaks.l2_bytes,
+        product=peaks.product,
+        citation=peaks.citation,
+        compute_validated=peaks.compute_validated,
+        **peaks.provenance(),
+    )
+
+
 def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
     options = options or AnalyzeOptions()
     peaks = inputs.peaks
     env = inputs.env
     workload = inputs.workload or (env.workload if env else None) or Workload()
-    errors: list[Any] = list(inputs.problems) + list(peaks.problems)
+    errors: list[Any] = list(inputs.problems) + list(peaks.problems) + list(options.problems)
     topn = inputs.topn or TopN()
     w, a, kv, dtype_notes = _dtypes(inputs.model, env)
     sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=workload,
@@ -1054,17 +1146,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     # the artifact's stage is the highest any head reached; each entry keeps its own
     stages: list[Stage] = [e.stage or "A" for e in entries]
     stage: Stage = max(stages, default="A")
-    peaks_info = PeaksInfo(
-        hbm_bw_bytes_s=peaks.hbm_bw_bytes_s,
-        flops=dict(sorted(peaks.flops.items())),
-        source=peaks.source,
-        confidence=peaks.confidence,
-        l2_bytes=peaks.l2_bytes,
-        product=peaks.product,
-        citation=peaks.citation,
-        compute_validated=peaks.compute_validated,
-        **peaks.provenance(),
-    )
+    peaks_info = _peaks_info(peaks)
     wl_known = WorkloadInfo(**{k: v for k, v in workload.model_dump().items() if v is not None})
     artifact = Artifact(
         skill="roofline",
@@ -1079,7 +1161,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         head_selection=(
             f"pct_gpu_time >= {options.head_threshold_pct:g} (or serving_weighted_pct >= "
             f"{options.head_threshold_pct:g}), biggest first, at most {options.max_heads}; "
-            f"{len(heads)} of {len(topn.entries)} Top-N entries"
+            f"{len(heads)} of {topn.rows} Top-N entries"
         ),
         total_gpu_time_ms=topn.total_gpu_time_ms,
         decode_steps_in_window=(topn.serving.n_decode_steps if topn.serving else None),

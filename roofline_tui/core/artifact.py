@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import PurePath
-from typing import Any, ClassVar, Literal, TypeGuard, get_args
+from typing import Any, ClassVar, Literal, Protocol, TypeGuard, get_args
 
 from pydantic import (
     BaseModel,
@@ -333,6 +333,71 @@ class Entry(Record):
     @property
     def has_verdict(self) -> bool:
         return self.headroom_class in ("underperforming", "moderate", "saturated")
+
+    @classmethod
+    def from_parts(cls, identity: Mapping[str, Any], parts: Iterable[EntryPart]) -> Entry:
+        """The entry of one head: ``identity`` (the Top-N row and its class, validated), then
+        the fields each part names, then every part's notes and assumptions in the order the
+        parts come (``core.parts``: one part per engine step).
+
+        A field is written by one part only; a second writer is a programming error and
+        raises. Fields are set as the parts hold them (no re-validation), so a number keeps
+        its type (an ``int`` stays an ``int`` in the JSON)."""
+        entry = cls(**identity)
+        writer: dict[str, str] = {}
+        notes: list[str] = []
+        assumptions = list(entry.assumptions)
+        for part in parts:
+            name = type(part).__name__
+            for key, value in part.entry_fields().items():
+                if key not in cls.model_fields or key in ("notes", "assumptions"):
+                    raise ValueError(f"{name} writes {key!r}, which is not a part's field")
+                if key in writer:
+                    raise ValueError(f"{key!r} written by both {writer[key]} and {name}")
+                writer[key] = name
+                setattr(entry, key, value)
+            notes += part.notes
+            assumptions += part.assumptions
+        entry.assumptions = assumptions
+        entry.notes = " ".join(notes)
+        return entry
+
+    def with_movement(self, contradiction_note: str | None = None, **fields: object) -> Entry:
+        """Set this entry's round-over-round fields (spec §8.3-§8.4; :data:`MOVEMENT_FIELDS`)
+        in place, and add the contradiction sentence to its notes; returns the entry.
+        Any other field name raises: the analysis wrote those, the comparison does not."""
+        unknown = sorted(set(fields) - MOVEMENT_FIELDS)
+        if unknown:
+            raise ValueError(f"not round-over-round fields: {', '.join(unknown)}")
+        for key, value in fields.items():
+            setattr(self, key, value)
+        if contradiction_note is not None:
+            self.notes = (self.notes or "") + f" Contradiction (spec §8.4): {contradiction_note}."
+        return self
+
+
+class EntryPart(Protocol):
+    """One engine step's answer (``core.parts``): the entry fields it writes, and its
+    sentences."""
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+    @property
+    def assumptions(self) -> tuple[str, ...]: ...
+
+    def entry_fields(self) -> Mapping[str, object]: ...
+
+
+# the fields Entry.with_movement sets: the round-over-round block of Entry
+MOVEMENT_FIELDS = frozenset({
+    "baseline_round", "t_ms_baseline", "delta_t_pct_vs_baseline", "t_ms_round0",
+    "delta_t_pct_vs_round0", "pct_gpu_time_round0", "delta_pct_gpu_time_pts_vs_round0",
+    "prev_round", "t_ms_prev", "delta_t_pct_vs_prev", "pct_gpu_time_prev",
+    "delta_pct_gpu_time_pts_vs_prev", "regime_changed_from", "new_in_round",
+    "measured_speedup_vs_prev", "predicted_speedup_prev", "predicted_e2e_gain_pct_prev",
+    "isolated_verdict", "contradiction", "contradiction_detail",
+})
 
 
 # ---------------------------------------------------------------- artifact level

@@ -63,11 +63,11 @@ class Axis:
 
     @property
     def min(self) -> float:
-        return 10.0 ** self.lo
+        return float(10.0 ** self.lo)
 
     @property
     def max(self) -> float:
-        return 10.0 ** self.hi
+        return float(10.0 ** self.hi)
 
     def contains(self, value: float, rel_tol: float = 1e-9) -> bool:
         if not (value > 0 and math.isfinite(value)):

@@ -7,15 +7,19 @@ reason. Nothing here raises for bad input.
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from roofline_tui.core.bulk import collector_paused
+from roofline_tui.core.bulk import Biggest, NotStreamable, collector_paused, stream_object
 from roofline_tui.core.coerce import coerce_number, integer, number
 from roofline_tui.core.names import cap_name, short_name_of
-from roofline_tui.core.store import ReadProblem, read_json
+from roofline_tui.core.store import ReadProblem, parse_json_text, read_bytes, read_json
 from roofline_tui.core.textsafe import printable, valid_unicode
 from roofline_tui.core.topn_ext import (
     EXTENSION_KEY,
@@ -168,6 +172,15 @@ class GraphReplay(BaseModel):
     warning: str | None = None
 
 
+class TopNTail(BaseModel):
+    """The rows of a big Top-N beyond the kept ones (:data:`KEEP_ROWS`): each was read once and
+    checked for a name and a share, then only counted here (no model, no object kept)."""
+
+    rows: int
+    pct_gpu_time: float  # their shares summed
+    max_pct_gpu_time: float  # the largest share among them
+
+
 class TopN(BaseModel):
     source: str | None = None
     total_gpu_time_ms: float | None = None
@@ -180,6 +193,13 @@ class TopN(BaseModel):
     notes: list[str] = Field(default_factory=list)
     graph_replay: GraphReplay | None = None
     ext: DocExtension | None = None
+    # a big Top-N's rows beyond the kept ones, summarised (None: every row is in ``entries``)
+    tail: TopNTail | None = None
+
+    @property
+    def rows(self) -> int:
+        """How many usable rows the file has: those kept as entries and the summarised tail."""
+        return len(self.entries) + (self.tail.rows if self.tail is not None else 0)
 
 
 class Workload(BaseModel):
@@ -216,25 +236,36 @@ _OPTIONAL_NUMBERS = (
 )
 
 
-def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
-    """Coerce one Top-N entry; ``(None, reason)`` when it cannot be used at all."""
+def usable_row(raw: Any, index: int) -> tuple[str, float] | str:
+    """What makes a Top-N row usable at all: ``(name, pct_gpu_time)``, or why it is skipped."""
     if not isinstance(raw, dict):
-        return None, f"top_kernels[{index}]: not an object, skipped"
+        return f"top_kernels[{index}]: not an object, skipped"
     name = _str(raw.get("name")) or _str(raw.get("short_name"))
     if name is None:
-        return None, f"top_kernels[{index}]: no kernel name, skipped"
+        return f"top_kernels[{index}]: no kernel name, skipped"
     name = cap_name(name)  # a megabyte name is cut here, with a digest of the whole
     pct_raw = raw.get("pct_gpu_time")
     pct_c = coerce_number(pct_raw, nonneg=True)
     pct = pct_c.value
     if pct is None or pct > PCT_MAX:
         why = pct_c.problem if pct is None else f"{pct:g} is above {PCT_MAX:g}"
-        return None, (
+        return (
             f"top_kernels[{index}] ({printable(name, limit=60)}): pct_gpu_time is not a percentage "
             f"({printable(why, limit=60)}), skipped"
         )
+    return name, pct
+
+
+def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
+    """Coerce one Top-N entry; ``(None, reason)`` when it cannot be used at all."""
+    usable = usable_row(raw, index)
+    if isinstance(usable, str):
+        return None, usable
+    name, pct = usable
     notes: list[str] = []
-    short = _str(raw.get("short_name")) or short_name_of(name)
+    given_short = _str(raw.get("short_name"))
+    # a file's short name is capped like its name (a megabyte one would fill both rankings)
+    short = cap_name(given_short) if given_short is not None else short_name_of(name)
     notes.extend(_notes(raw.get("notes"), limit=8))
     opt: dict[str, float | None] = {}
     for key, positive, nonneg in _OPTIONAL_NUMBERS:
@@ -300,28 +331,42 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     return entry, None
 
 
-def parse_topn(data: Any) -> tuple[TopN, list[str]]:
-    """Parse a loaded ``profile_topN.json`` document into :class:`TopN` plus problems."""
+def parse_topn(data: Any, streamed: StreamedRows | None = None) -> tuple[TopN, list[str]]:
+    """Parse a loaded ``profile_topN.json`` document into :class:`TopN` plus problems.
+
+    ``streamed``: the document's rows were read one by one (:func:`read_topn` on a big file)
+    and only the kept ones are given, with the reasons the others were skipped."""
     problems: list[str] = []
     if not isinstance(data, dict):
         return TopN(), [f"profile_topN.json: top level is {type(data).__name__}, expected an object"]
-    kernels = data.get("top_kernels")
-    if kernels is None:
-        kernels = data.get("kernels")  # the workload-v1 sibling has the same entry fields
-    if not isinstance(kernels, list):
-        problems.append("profile_topN.json: no top_kernels list")
-        kernels = []
+    rows: list[tuple[int, Any]]
+    skipped: list[tuple[int, str]] = []
+    if streamed is not None:
+        rows, skipped = streamed.kept, streamed.skipped
+    else:
+        kernels = data.get("top_kernels")
+        if kernels is None:
+            kernels = data.get("kernels")  # the workload-v1 sibling has the same entry fields
+        if not isinstance(kernels, list):
+            problems.append("profile_topN.json: no top_kernels list")
+            kernels = []
+        rows = list(enumerate(kernels))
     entries: list[TopNEntry] = []
+    by_row: list[tuple[int, list[str]]] = [(i, [f"profile_topN.json: {why}"]) for i, why in skipped]
     with collector_paused():  # thousands of acyclic rows: no collector passes while they grow
-        for i, raw in enumerate(kernels):
+        for i, raw in rows:
             entry, reason = parse_entry(raw, i)
             if entry is None:
-                problems.append(f"profile_topN.json: {reason}")
+                by_row.append((i, [f"profile_topN.json: {reason}"]))
             else:
                 entries.append(entry)
-                problems += [f"profile_topN.json: top_kernels[{i}] "
-                             f"({printable(entry.short_name, limit=60)}): {note}"
-                             for note in entry.input_notes]
+                if entry.input_notes:
+                    by_row.append((i, [f"profile_topN.json: top_kernels[{i}] "
+                                       f"({printable(entry.short_name, limit=60)}): {note}"
+                                       for note in entry.input_notes]))
+    by_row.sort(key=lambda r: r[0])  # file order, as one pass over every row would say them
+    for _i, said in by_row:
+        problems += said
     serving = None
     sv = data.get("serving")
     if isinstance(sv, dict):
@@ -351,6 +396,13 @@ def parse_topn(data: Any) -> tuple[TopN, list[str]]:
         notes=_notes(data.get("notes")),
         graph_replay=_graph_replay(data.get("graph_replay")),
     )
+    if streamed is not None and streamed.tail is not None:
+        tail = streamed.tail
+        topn.tail = tail
+        topn.notes.append(
+            f"{tail.rows:,} rows beyond the {len(entries):,} biggest were read and summarised, "
+            f"not kept: {tail.pct_gpu_time:.4g} % of GPU time together, none above "
+            f"{tail.max_pct_gpu_time:.4g} %")
     return topn, problems
 
 
@@ -421,13 +473,123 @@ def read_topn(path: Path) -> tuple[TopN | None, list[str], ReadProblem | None]:
 
     The third element is the reader's typed problem (``None`` when the file parsed), so callers
     tell a half-written file (``.incomplete``) from a corrupt one without matching strings.
+
+    A file above :data:`BULK_BYTES` is read row by row: its :data:`KEEP_ROWS` biggest rows by
+    ``pct_gpu_time`` (and as many by ``serving_weighted_pct``) become entries, every other row
+    is checked for a name and a share and only counted (``TopN.tail``), so memory stays near
+    the file's size whatever the number of rows.
     """
     try:
+        try:
+            big = Path(path).stat().st_size > BULK_BYTES
+        except (OSError, ValueError):
+            big = False  # the reader says why, in its own words
+        if big:
+            topn, problems = _read_big_topn(Path(path))
+            return topn, problems, None
         data = read_json(path)
     except ReadProblem as exc:
         return None, [str(exc)], exc
+    except MemoryError:
+        short = ReadProblem(path, "not enough memory to read it")
+        return None, [str(short)], short
     topn, problems = parse_topn(data)
     return topn, problems, None
+
+
+# A Top-N file above this size is read row by row; smaller ones are parsed whole, every row kept.
+BULK_BYTES = 8 * 2**20
+# Rows a big Top-N keeps as entries (by share of GPU time, and as many by serving-weighted
+# share): heads, the kernels their levers and logical ops name, the dashboard's list below
+# the heads. Rows beyond them hold less GPU time each than every kept one.
+KEEP_ROWS = 2_000
+_ROW_KEYS = ("top_kernels", "kernels")
+# a \uD800-\uDFFF escape: such a document is parsed whole (store writes the lone surrogates
+# back as visible text there)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+_ROW_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@dataclass
+class StreamedRows:
+    """The rows of one array of a Top-N read row by row: the kept ones ``(index, raw)`` in file
+    order, the skipped ones' reasons, and the summary of the rest."""
+
+    kept: list[tuple[int, Any]] = field(default_factory=list)
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    tail: TopNTail | None = None
+
+
+@dataclass
+class _RowSink:
+    """Collects one streamed array: every row checked once, the biggest kept, the rest summed."""
+
+    by_pct: Biggest = field(default_factory=lambda: Biggest(KEEP_ROWS))
+    by_swp: Biggest = field(default_factory=lambda: Biggest(KEEP_ROWS))
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    usable: int = 0
+    pct_sum: float = 0.0
+
+    def take(self, index: int, raw: Any) -> None:
+        usable = usable_row(raw, index)
+        if isinstance(usable, str):
+            self.skipped.append((index, usable))
+            return
+        self.usable += 1
+        pct = usable[1]
+        self.pct_sum += pct
+        self.by_pct.push(pct, index, raw)
+        swp = number(raw.get("serving_weighted_pct"), nonneg=True)
+        self.by_swp.push(swp if swp is not None and swp <= PCT_MAX else None, index, raw)
+
+    def rows(self) -> StreamedRows:
+        kept = dict(self.by_pct.items())
+        kept.update(self.by_swp.items())
+        out = StreamedRows(kept=sorted(kept.items(), key=lambda r: r[0]), skipped=self.skipped)
+        left = self.usable - len(kept)
+        if left > 0:
+            kept_pct = [usable_row(raw, i) for i, raw in out.kept]
+            kept_sum = math.fsum(u[1] for u in kept_pct if not isinstance(u, str))
+            smallest = min((u[1] for u in kept_pct if not isinstance(u, str)), default=0.0)
+            out.tail = TopNTail(rows=left, pct_gpu_time=max(self.pct_sum - kept_sum, 0.0),
+                                max_pct_gpu_time=smallest)
+        return out
+
+
+def _read_big_topn(path: Path) -> tuple[TopN, list[str]]:
+    """:func:`read_topn` of a big file (raises :class:`ReadProblem`)."""
+    raw = read_bytes(path)
+    if not raw.strip():
+        raise ReadProblem(path, "file is empty (still being written?)", incomplete=True)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ReadProblem(path, "not UTF-8 text") from None
+    del raw
+    sinks = {key: _RowSink() for key in _ROW_KEYS}
+    if not _SURROGATE_ESCAPE.search(text):
+        try:
+            with collector_paused():  # a million acyclic rows decoded and dropped
+                doc = stream_object(text, _ROW_KEYS, lambda key, i, row: sinks[key].take(i, row),
+                                    _ROW_DECODER)
+        except NotStreamable:
+            pass
+        else:
+            del text
+            # which array the whole-document parse would read: top_kernels unless it is null
+            # (every list under one of these keys was streamed, its place left empty)
+            rows_key = "top_kernels" if doc.get("top_kernels") is not None else "kernels"
+            if isinstance(doc.get(rows_key), list):
+                return parse_topn(doc, sinks[rows_key].rows())
+            return parse_topn(doc)
+    # not a document the row reader takes as it is: parsed whole (which says what is wrong)
+    return parse_topn(parse_json_text(text, path))
 
 
 def launches_per_step(entry: TopNEntry, regime: str, topn: TopN) -> float | None:

@@ -587,7 +587,7 @@ def _sparse_attention_tokens(r: _Reader) -> int | None:
 # --------------------------------------------------------------------------- public API
 
 
-def normalize_config(raw: dict, *, kv_cache_dtype: str | None = None) -> ModelShape:
+def normalize_config(raw: dict[str, Any], *, kv_cache_dtype: str | None = None) -> ModelShape:
     """Normalize a parsed ``config.json`` into a :class:`ModelShape`.
 
     Raises :class:`ConfigProblem` when hidden size, layer count or head count is missing or

@@ -91,7 +91,10 @@ def find_cached_config(model: str) -> tuple[Path | None, str]:
 
     try:
         from huggingface_hub import try_to_load_from_cache
-        from huggingface_hub.utils import HFValidationError, validate_repo_id
+        from huggingface_hub.utils import (  # type: ignore[attr-defined, unused-ignore]  # lazy __all__
+            HFValidationError,
+            validate_repo_id,
+        )
     except ImportError:
         return None, "huggingface_hub is not installed; the Hugging Face cache was not searched"
 

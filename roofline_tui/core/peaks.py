@@ -16,12 +16,13 @@ Nothing here raises on bad input: a broken block becomes a problem string, an un
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +31,14 @@ from pydantic import BaseModel, Field
 from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.metrics import ISOLATED_NOISE
-from roofline_tui.core.store import ReadProblem, parse_yaml_text, read_text
+from roofline_tui.core.store import (
+    ReadProblem,
+    atomic_write_text,
+    parse_yaml_text,
+    read_bytes,
+    read_json,
+    read_text,
+)
 from roofline_tui.core.textsafe import printable
 
 __all__ = [
@@ -519,12 +527,12 @@ def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], 
 
     The file is read through the bounded reader (a regular file of at most
     :data:`MAX_PEAKS_BYTES`) and its YAML without aliases (:func:`parse_yaml_text`); a table
-    already parsed in this process is not parsed again. Never raises; an unreadable file gives
-    no sections and one problem line.
+    already parsed in this process is not parsed again. The bundled table is read from its
+    precompiled form (:func:`_bundled_sections`) when one matches it. Never raises; an
+    unreadable file gives no sections and one problem line.
     """
     if path is None:
-        ref = resources.files("roofline_tui").joinpath("data/peaks.md")
-        target: Path | str = str(ref)
+        target: Path | str = _bundled_path()
         label = "bundled peaks.md"
     else:
         target = Path(path)
@@ -534,11 +542,76 @@ def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], 
         key = (os.fsdecode(target), st.st_size, st.st_mtime_ns)
         if key in _TABLE_CACHE:
             return _parse_cached(key, "", label)
+        if path is None:
+            compiled = _bundled_sections(Path(target))
+            if compiled is not None:
+                _TABLE_CACHE[key] = compiled
+                return _parse_cached(key, "", label)
         text = read_text(target, max_bytes=MAX_PEAKS_BYTES, errors="replace")
     except (OSError, ValueError) as exc:
         why = exc.reason if isinstance(exc, ReadProblem) else _one_line(exc, 120)
         return [], [f"cannot read peak table {label}: {printable(why, limit=160)}"]
     return _parse_cached(key, text, label)
+
+
+def _bundled_path() -> str:
+    """The bundled ``data/peaks.md``: the file beside the package (an installed or editable
+    tree), else where the package's resources say (a zipped install)."""
+    beside = Path(__file__).resolve().parent.parent / "data" / "peaks.md"
+    if beside.is_file():
+        return str(beside)
+    from importlib import resources  # costs a few ms of imports: only when it is needed
+
+    return str(resources.files("roofline_tui").joinpath("data/peaks.md"))
+
+
+# The bundled table, precompiled: its sections as JSON, written on first use to the user's cache
+# directory and keyed by a hash of the table *and* of this module (whose code turns the table
+# into sections), so a changed table or a changed parser never reads a stale file. A start-up
+# then validates the sections (pydantic, as every input) without importing or running YAML.
+_COMPILED_FORMAT = 1
+
+
+def peaks_cache_dir() -> Path:
+    """Where the precompiled bundled table is kept: ``$XDG_CACHE_HOME/roofline_tui`` (else
+    ``~/.cache/roofline_tui``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "roofline_tui"
+
+
+def _bundled_sections(md_path: Path) -> tuple[list[PeakSection], list[str]] | None:
+    """The bundled table's sections from its precompiled JSON, building that file when it is
+    missing or does not match (unreadable, corrupt, another table's, another parser's); None
+    when the table itself cannot be read (the caller then says why)."""
+    try:
+        md = read_bytes(md_path, max_bytes=MAX_PEAKS_BYTES)
+        here = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(md + b"\0" + here).hexdigest()
+    cache = peaks_cache_dir() / f"peaks-{digest[:24]}.json"
+    try:
+        doc = read_json(cache, max_bytes=MAX_PEAKS_BYTES)
+        if (isinstance(doc, dict) and doc.get("format") == _COMPILED_FORMAT
+                and doc.get("sha256") == digest and isinstance(doc.get("sections"), list)
+                and isinstance(doc.get("problems"), list)
+                and all(isinstance(p, str) for p in doc["problems"])):
+            return ([PeakSection.model_validate(sec) for sec in doc["sections"]],
+                    list(doc["problems"]))
+    except (OSError, ValueError):  # ReadProblem, pydantic's ValidationError: rebuilt below
+        pass
+    sections, problems = parse_peaks_md(md.decode("utf-8", errors="replace"))
+    if not sections:
+        return None  # nothing worth keeping: the caller parses and says so
+    doc = {"format": _COMPILED_FORMAT, "sha256": digest,
+           "sections": [sec.model_dump(mode="json") for sec in sections],
+           "problems": problems}
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(cache, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    except (OSError, ValueError):
+        pass  # a read-only home: parsed again next time, nothing else changes
+    return sections, problems
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,13 +26,13 @@ from roofline_tui.core.artifact import (
     Stage,
 )
 from roofline_tui.core.dtypes import canonical_dtype
-from roofline_tui.core.metrics import UTIL_BOUND_THRESHOLD
-from roofline_tui.core.opmodels import OpContext
-from roofline_tui.core.rounds.layout import (
+from roofline_tui.core.layout import (
     discover_counter_files,
     discover_roofline_files,
     discover_task_dirs,
 )
+from roofline_tui.core.metrics import UTIL_BOUND_THRESHOLD
+from roofline_tui.core.opmodels import OpContext
 
 # The stage-B/C parsers (sqlite3, the counter dialects, their models: about a twentieth of a
 # run's start-up) are imported by load_refinements and for_kernel, only when a round has captured

@@ -161,8 +161,12 @@ def read_bytes(path: Path | str, *, max_bytes: int = MAX_READ_BYTES, head: bool 
             )
         chunks: list[bytes] = []
         left = max_bytes + 1  # one byte more tells a file that grew past the limit
+        # the first read asks for the whole file (and the byte that tells it grew): one buffer,
+        # returned as it is, instead of chunks joined into a second copy
+        want = st.st_size + 1 if st.st_size else 4 * MiB
         while left > 0:
-            chunk = os.read(fd, min(left, 4 * MiB))
+            chunk = os.read(fd, min(left, want))
+            want = 4 * MiB
             if not chunk:
                 break
             chunks.append(chunk)

@@ -37,6 +37,34 @@ from roofline_tui.core.names import cap_name
 from roofline_tui.core.operands import Role
 from roofline_tui.core.textsafe import printable
 
+__all__ = [
+    "EXTENSION_KEY",  # re-exported: the key this module documents
+    "MAX_ARGS",
+    "MAX_DIM",
+    "MAX_INSTANCES",
+    "MAX_RANK",
+    "MAX_RANKS",
+    "ROLES",
+    "CaptureUse",
+    "CoKernel",
+    "DocExtension",
+    "EntryExtension",
+    "Folded",
+    "Instance",
+    "Operand",
+    "PhaseTime",
+    "RankSet",
+    "RankSpread",
+    "RankTrace",
+    "RegimeEvidence",
+    "parse_doc_extension",
+    "parse_entry_extension",
+    "parse_instance",
+    "parse_rank_set",
+    "parse_rank_spread",
+    "schema",
+]
+
 ROLES: frozenset[str] = frozenset(get_args(Role))
 
 MAX_DIM = 2**40

@@ -110,8 +110,10 @@ def _looks_cpp(name: str) -> bool:
     return name.startswith("void ") or "::" in name or "(" in name or "<" in name
 
 
-def classify(name: str) -> Classified:
-    """Classification, backend guess, editability and a hint from a kernel name."""
+def guess_kernel_source(name: str) -> Classified:
+    """Where a kernel comes from, guessed from its name alone: the Top-N classification
+    (triton, library GEMM, torch native ...), the backend, whether its source is editable, and
+    a hint. Not the op class (``core.classify.classify`` decides that for the analysis)."""
     name = name or ""
     if _MEMORY_NAME.search(name):
         return Classified("memory", "torch_native", False,
@@ -268,7 +270,7 @@ def build_topn(
     est = analytic_calls(isl, osl, conc)
     top_kernels: list[dict[str, Any]] = []
     for rank, agg in enumerate(items[: max(1, top)], 1):
-        c = classify(agg.name)
+        c = guess_kernel_source(agg.name)
         entry: dict[str, Any] = {
             "rank": rank,
             "name": agg.name,

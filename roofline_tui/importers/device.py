@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.coerce import integer
+from roofline_tui.core.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.peaks import load_peak_table, match_product, normalize_arch
 from roofline_tui.core.store import write_new_file
-from roofline_tui.core.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 from roofline_tui.core.textsafe import printable
 
 _PROP_KEYS = ("id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "numSms",

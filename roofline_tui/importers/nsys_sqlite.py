@@ -13,7 +13,7 @@ Tables read, each only when present (a missing one is said in a note):
   by ``correlationId``, on the same thread), never to one that merely overlaps it in time.
 
 The database is opened read-only and immutable with the engine's query budget (time and VM
-steps, :func:`roofline_tui.core.measured._util.open_sqlite_ro`) and a row budget; one device is
+steps, :func:`roofline_tui.core.measured.sqlite_ro.open_sqlite_ro`) and a row budget; one device is
 kept (the one with the most GPU time, or ``--device-index``).
 """
 
@@ -27,7 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.coerce import integer, number
-from roofline_tui.core.measured._util import SQLITE_ROW_BUDGET, SQLITE_TIME_BUDGET_S, open_sqlite_ro
+from roofline_tui.core.measured.sqlite_ro import (
+    SQLITE_ROW_BUDGET,
+    SQLITE_TIME_BUDGET_S,
+    open_sqlite_ro,
+)
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (

@@ -62,8 +62,8 @@ def _read(paths: list[Path], notes: list[str]) -> list[CaptureFile]:
     return files
 
 
-def join_replays(col: _Collector, rows: array, launches: _Launches, shaped: _Shaped,
-                 steps: list[_Step], step_of: array, paths: list[Path], *,
+def join_replays(col: _Collector, rows: array[int], launches: _Launches, shaped: _Shaped,
+                 steps: list[_Step], step_of: array[int], paths: list[Path], *,
                  rank: int | None = None) -> ReplayJoin:
     """Give replayed rows the op signature of their captured launch (``shaped`` is filled in
     place, with ``HOW_CAPTURE``). ``rank``: the execution trace's rank, whose own captures are

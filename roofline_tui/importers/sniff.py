@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofline_tui.core import store
-from roofline_tui.core.measured._util import open_sqlite_ro
+from roofline_tui.core.measured.sqlite_ro import open_sqlite_ro
 from roofline_tui.core.textsafe import printable
 
 HEAD_BYTES = 64 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,7 +20,8 @@ ATTN = "kernel_unified_attention_2d"
 NORM = "void vllm::rms_norm_kernel<c10::BFloat16, 8, 4>(c10::BFloat16*, long, long)"
 MOE = "fused_moe_kernel"
 # (name, duration µs in prefill, duration µs in decode, cpu op, dims(M), dtype)
-LAYER = (
+_Layer = tuple[str, float, float, str, Callable[[int], list[list[int]]], str]
+LAYER: tuple[_Layer, ...] = (
     (GEMM, 40.0, 8.0, "aten::mm", lambda m: [[m, 4096], [4096, 4096]], "c10::BFloat16"),
     (ATTN, 30.0, 12.0, "vllm::unified_attention", lambda m: [[m, 32, 128]], "c10::BFloat16"),
     (NORM, 4.0, 2.0, "vllm::rms_norm", lambda m: [[m, 4096], [4096]], "c10::BFloat16"),

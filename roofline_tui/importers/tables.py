@@ -16,14 +16,14 @@ from typing import Any
 
 from roofline_tui.core import store, units
 from roofline_tui.core.coerce import integer, number
-from roofline_tui.core.measured._util import (
+from roofline_tui.core.measured.counters import sniff
+from roofline_tui.core.measured.sqlite_ro import (
     SQLITE_ROW_BUDGET,
     SQLITE_TIME_BUDGET_S,
     QueryBudget,
     open_sqlite_ro,
     sqlite_uri,
 )
-from roofline_tui.core.measured.counters import sniff
 from roofline_tui.core.names import cap_name, is_truncated
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (

@@ -824,8 +824,8 @@ def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
     return DeviceChoice(chosen, per, msg)
 
 
-def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
-               queries: list[int], out: array) -> None:
+def _innermost(c_ts: array[float], c_end: array[float], spans: list[int], q_ts: array[float],
+               queries: list[int], out: array[int]) -> None:
     """For each query position ``p`` (time ``q_ts[p]``) store in ``out[p]`` the index ``j`` of the
     innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Both lists are sorted in place."""
     spans.sort(key=c_end.__getitem__, reverse=True)
@@ -854,8 +854,8 @@ def _innermost(c_ts: array, c_end: array, spans: list[int], q_ts: array,
                 break
 
 
-def _innermost_by_thread(q_tid: array, q_ts: array, s_tid: array, s_ts: array,
-                         s_end: array) -> array:
+def _innermost_by_thread(q_tid: array[int], q_ts: array[float], s_tid: array[int],
+                         s_ts: array[float], s_end: array[float]) -> array[int]:
     """For each query ``p`` (thread ``q_tid[p]``, -1 when unknown, at time ``q_ts[p]``) the index
     of the innermost span of the same thread (``s_tid``/``s_ts``/``s_end``) enclosing it, else
     -1. Queries and spans are grouped by thread in one pass each."""
@@ -884,13 +884,13 @@ class _Launches:
     """For each row of interest: the launching thread and time (-1 / 0 when unknown) and
     whether the launch was a graph replay."""
 
-    tid: array
-    ts: array
-    graph: array
+    tid: array[int]
+    ts: array[float]
+    graph: array[int]
 
 
 def _fill_launches(first: dict[int, int], more: dict[int, list[int]], out: _Launches,
-                   corrs: array, tids: array, tss: array) -> None:
+                   corrs: array[int], tids: array[int], tss: array[float]) -> None:
     """Give each row whose correlation id is among ``corrs`` the thread and time of the first
     such launch (rows that already have one keep it)."""
     out_tid, out_ts = out.tid, out.ts
@@ -909,7 +909,7 @@ def _fill_launches(first: dict[int, int], more: dict[int, list[int]], out: _Laun
                     out_ts[q] = ts
 
 
-def _find_launches(col: _Collector, rows: array) -> _Launches:
+def _find_launches(col: _Collector, rows: array[int]) -> _Launches:
     """Link each GPU row to its launch: the runtime event with the same ``correlation``; else
     the ``ac2g``/``async`` flow start with that id (traces whose runtime events were cut)."""
     n = len(rows)
@@ -947,16 +947,16 @@ class _Shaped:
     (``HOW_*``), the launch geometry id (-1: not recorded) and the module path id (an index
     into the collector's ``modules``, -1: none recorded)."""
 
-    sig: array
-    how: array
-    geom: array
-    module: array
+    sig: array[int]
+    how: array[int]
+    geom: array[int]
+    module: array[int]
     # the launching cpu_op *event* (one call of the op), -1: none; kernels launched by one
     # event belong to one logical op (a split-K main kernel and its reduce)
-    event: array
+    event: array[int]
 
 
-def _module_paths(col: _Collector, rows: array, launches: _Launches, shaped: _Shaped) -> None:
+def _module_paths(col: _Collector, rows: array[int], launches: _Launches, shaped: _Shaped) -> None:
     """The module path of each launch: the innermost ``nn.Module`` call around it on the
     launching thread, with its enclosing calls (the last :data:`_MODULE_DEPTH`), e.g.
     ``Qwen2DecoderLayer/Qwen2MLP/Linear``."""
@@ -983,7 +983,7 @@ def _module_paths(col: _Collector, rows: array, launches: _Launches, shaped: _Sh
             module[p] = path_of[j]
 
 
-def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped:
+def _launching_ops(col: _Collector, rows: array[int], launches: _Launches) -> _Shaped:
     """The launching op of each row: the innermost shape-carrying ``cpu_op`` on the launch's
     thread enclosing the launch; else the ``cpu_op`` with the kernel's ``External id``.
 
@@ -1021,7 +1021,7 @@ def _launching_ops(col: _Collector, rows: array, launches: _Launches) -> _Shaped
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array, top: list[int],
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: list[int],
                    shaped: _Shaped, launches: _Launches) -> None:
     """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs`` (their row positions:
     ``top``): the distinct shape sets, most launches first (at most ``MAX_SHAPES``), and the
@@ -1052,8 +1052,8 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array, top
                          "gives them: --capture)")
 
 
-def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array, top: list[int],
-                      shaped: _Shaped, phase_of: array) -> None:
+def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: list[int],
+                      shaped: _Shaped, phase_of: array[int]) -> None:
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
     g_name, g_dur = col.g_name, col.g_dur
@@ -1217,8 +1217,8 @@ def _outermost(steps: list[_Step]) -> list[_Step]:
     return out
 
 
-def _join_steps(col: _Collector, device: int, rows: array, launches: _Launches
-                ) -> tuple[list[_Step], array]:
+def _join_steps(col: _Collector, device: int, rows: array[int], launches: _Launches
+                ) -> tuple[list[_Step], array[int]]:
     """The step of every row (-1: none). A CPU step annotation owns the kernels whose launch
     (the runtime call with the kernel's correlation, a graph launch included) lies inside its
     span on the same thread: replayed kernels often run after the span has closed, so a
@@ -1261,8 +1261,9 @@ def _join_steps(col: _Collector, device: int, rows: array, launches: _Launches
     return steps, step_of
 
 
-def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array, top: list[int],
-                   steps: list[_Step], step_of: array) -> tuple[ServingInfo | None, array]:
+def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array[int], top: list[int],
+                   steps: list[_Step], step_of: array[int]
+                   ) -> tuple[ServingInfo | None, array[int]]:
     """Per-phase calls, time and M of the kernels in ``aggs`` (row positions ``top``); the
     phase number of those rows (-1: in no counted step); the serving block's step
     accounting."""
@@ -1439,8 +1440,8 @@ def import_collected(
                        device_info=info)
 
 
-def _evidence_notes(col: _Collector, rows: array, shaped: _Shaped, launches: _Launches,
-                    step_of: array, total_us: float) -> list[str]:
+def _evidence_notes(col: _Collector, rows: array[int], shaped: _Shaped, launches: _Launches,
+                    step_of: array[int], total_us: float) -> list[str]:
     """What the trace could not say, as profile notes: no cpu_op events at all; the GPU time
     whose kernels have no launching op; the GPU time outside every step."""
     out: list[str] = []

@@ -153,7 +153,9 @@ def test_every_command_with_sources_refuses_an_unknown_device(demo_copy: Path) -
     """rounds, playbook and dash take the same SOURCES as analyze, so the same refusal (exit 2,
     the near names) before anything is read or written; dash is refused before Textual
     starts."""
-    for cmd in (["rounds", demo_copy], ["playbook", demo_copy, "--dry-run"], ["dash", demo_copy]):
+    cmds: list[list[str | Path]] = [
+        ["rounds", demo_copy], ["playbook", demo_copy, "--dry-run"], ["dash", demo_copy]]
+    for cmd in cmds:
         done = roofline(*cmd, "--device", "H2000")
         assert done.returncode == 2, cmd
         assert "did you mean h200" in one_line(done), cmd

@@ -34,7 +34,7 @@ def loop(tmp_path: Path) -> Path:
     return path
 
 
-def _cases(demo: Path, odd: Path) -> list[list[object]]:
+def _cases(demo: Path, odd: Path) -> list[list[str | Path]]:
     r0 = demo / "round_0"
     return [
         ["analyze", r0, "--counters", odd],
@@ -174,8 +174,9 @@ def test_rounds_prints_labels_and_stages_literally(demo_profile: Path) -> None:
     (demo_profile / "round_s").mkdir()
     (demo_profile / "round_s" / "profile_roofline.json").write_text(
         json.dumps(dict(stored, stage=HOSTILE_STAGE)))
-    for argv in (["rounds", demo_profile], ["rounds", demo_profile, "--kernel",
-                                            "fused_moe_kernel"]):
+    argvs: list[list[str | Path]] = [
+        ["rounds", demo_profile], ["rounds", demo_profile, "--kernel", "fused_moe_kernel"]]
+    for argv in argvs:
         proc = roofline(*argv)
         assert proc.returncode == 0, proc.stderr
         out = proc.stdout

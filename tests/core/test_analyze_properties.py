@@ -110,10 +110,13 @@ def test_head_selection_and_rankings(pcts, times, threshold, max_heads) -> None:
                   AnalyzeOptions(head_threshold_pct=threshold, max_heads=max_heads))
     check_invariants(art, doc)
     expected = sorted((p for p in pcts if p >= threshold), reverse=True)[:max_heads]
-    assert sorted((e.pct_gpu_time for e in art.entries), reverse=True) == expected
+    kept = [e.pct_gpu_time for e in art.entries]
+    assert None not in kept
+    assert sorted((p for p in kept if p is not None), reverse=True) == expected
     assert art.degraded == [] or all(d.name in art.ranking_by_pct for d in art.degraded)
     verdicts = [art.entry(s) for s in art.ranking_by_expected_gain]
-    flags = [e.has_verdict for e in verdicts]
+    assert None not in verdicts
+    flags = [e.has_verdict for e in verdicts if e is not None]
     assert flags == sorted(flags, reverse=True), "entries with a verdict come first"
 
 

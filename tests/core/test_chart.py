@@ -49,6 +49,7 @@ def test_every_modelled_head_is_a_point_at_its_ai_and_achieved_flops(
     for e in modelled:
         p = demo_chart.point(e.short_name)
         assert p is not None
+        assert e.flops_est is not None and e.bytes_est is not None and e.t_unit_ms is not None
         # the point is the kernel's own numbers: AI = FLOPs / bytes, y = FLOPs / time
         assert p.x == pytest.approx(e.flops_est / e.bytes_est, rel=1e-5)
         t_unit_s = e.t_unit_ms / 1000.0
@@ -126,7 +127,7 @@ def test_suspect_is_drawn_at_its_raw_infeasible_position(
         p = demo_chart.point(e.short_name)
         assert p is not None and p.marker == "suspect" and p.suspect
         raw = e.roofline_pct_raw
-        assert raw > 1.0
+        assert raw is not None and raw > 1.0
         assert p.roof_y is not None and p.y > p.roof_y  # above the roof, not clamped onto it
         assert p.y == pytest.approx(raw * p.roof_y, rel=1e-5)
         assert e.roofline_pct == 1.0  # the artifact clamps; the chart does not
@@ -182,7 +183,7 @@ def _entry(short: str, ai: float | None, flops_s: float | None, dtype: str | Non
         target_eff=0.8, peak_flops_dtype=dtype, compute_dtype=dtype,
     )
     data.update(kw)
-    return Entry(**data)  # type: ignore[arg-type]
+    return Entry(**data)
 
 
 PEAKS = PeaksInfo(hbm_bw_bytes_s=4.0e12,

@@ -124,6 +124,7 @@ def test_launch_floor_bounds_a_small_gemm(tmp_path: Path) -> None:
     assert g.roofline_pct == pytest.approx(0.0253, abs=1e-4)
     assert g.attainable_speedup == pytest.approx(3.52)
     assert g.roofline_formula_speedup == pytest.approx(35.58, abs=0.01)
+    assert g.attainable_speedup_basis is not None
     assert g.attainable_speedup_basis.startswith("launch floor")
     assert g.expected_e2e_gain_pct == pytest.approx(20.0 * (1 - 1 / 3.52), abs=1e-3)
     assert "bounded by the launch floor" in g.notes and g.model_caution is None
@@ -262,6 +263,7 @@ def test_stage_b_headline_equals_its_axis(worked_example: Path) -> None:
     _moe_task(worked_example, {64: 1000.0}, 0.05)
     moe = entry(run(worked_example), "fused_moe_kernel")
     axis = moe.axes[0]
+    assert axis.roofline_pct is not None
     assert axis.roofline_pct == pytest.approx(0.8716, abs=5e-4)
     assert moe.roofline_pct == pytest.approx(round(axis.roofline_pct, 4))
     assert moe.t_unit_ms == pytest.approx(0.1)

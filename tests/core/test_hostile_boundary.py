@@ -216,12 +216,19 @@ def test_peaks_below_plausible_are_refused(tmp_path: Path) -> None:
     assert sections == [] and any("hbm_bw_bytes_s" in x for x in problems)
 
 
-def test_the_bundled_peak_table_is_parsed_once_per_process(monkeypatch) -> None:
+def test_the_bundled_peak_table_is_parsed_once_per_process(monkeypatch, tmp_path: Path) -> None:
     from roofline_tui.core import peaks
 
-    calls = []
+    # an empty cache directory: the first load parses (and precompiles), no later one does
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls: list[int] = []
     real = peaks.parse_peaks_md
-    monkeypatch.setattr(peaks, "parse_peaks_md", lambda text: calls.append(1) or real(text))
+
+    def counted(text: str) -> tuple[list[peaks.PeakSection], list[str]]:
+        calls.append(1)
+        return real(text)
+
+    monkeypatch.setattr(peaks, "parse_peaks_md", counted)
     monkeypatch.setattr(peaks, "_TABLE_CACHE", {})
     first, _ = load_peak_table()
     for _ in range(3):
@@ -327,7 +334,7 @@ def test_analyze_with_huge_numbers_everywhere_exits_0_and_strict_exits_1(
 
 def test_non_finite_values_are_written_as_null_and_recorded() -> None:
     art = Artifact(skill_errors=[])
-    art.total_gpu_time_ms = float("inf")  # type: ignore[attr-defined]
+    art.total_gpu_time_ms = float("inf")
     text = artifact_to_json(art)
     data = json.loads(text, parse_constant=lambda t: pytest.fail(f"{t} written"))
     assert data["total_gpu_time_ms"] is None
@@ -449,7 +456,7 @@ def test_a_rocpd_view_that_never_ends_is_stopped(tmp_path: Path, monkeypatch) ->
     _rocpd(db, "CREATE VIEW pmc_events AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL "
                "SELECT x + 1 FROM n) SELECT x AS dispatch_id, 'k' AS name, 'FETCH_SIZE' AS "
                "counter_name, 1.0 AS counter_value, 1.0 AS duration FROM n")
-    from roofline_tui.core.measured import _util
+    from roofline_tui.core.measured import sqlite_ro as _util
 
     monkeypatch.setattr(_util, "SQLITE_TIME_BUDGET_S", 1.0)
     t0 = time.perf_counter()

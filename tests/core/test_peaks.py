@@ -183,7 +183,8 @@ def test_product_of_another_arch_is_not_applied(bundled):
 
 def test_variant_with_other_bandwidth_gets_its_own_section(bundled):
     # an H100 PCIe has 2.0 TB/s; it must not be treated as the H100 SXM default
-    assert match_product("H100 PCIe", bundled).product == "h100 pcie"
+    pcie = match_product("H100 PCIe", bundled)
+    assert pcie is not None and pcie.product == "h100 pcie"
     peaks = resolve_peaks(bundled, gfx="sm_90", product="NVIDIA H100 PCIe")
     assert (peaks.product, peaks.hbm_bw_bytes_s, peaks.confidence) == ("h100 pcie", 2.0e12, "high")
 

@@ -123,7 +123,7 @@ def test_unwritable_directory_costs_one_line_not_the_run(
 def test_markdown_embeds_only_a_recorded_plot(worked_example: Path) -> None:
     artifact = analyze_round(worked_example).artifact
     assert EMBED not in artifact_to_markdown(artifact)
-    artifact.plot_file = PLOT_SVG  # type: ignore[attr-defined]
+    artifact.plot_file = PLOT_SVG
     md = artifact_to_markdown(artifact)
     assert md.count(EMBED) == 1
     assert md.index(EMBED) < md.index("| # | kernel |")

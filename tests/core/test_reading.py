@@ -186,7 +186,7 @@ def test_the_demo_rounds_and_the_artifact_field() -> None:
     nt = r2.next_target
     assert nt is not None and nt == reading.next_target(r2)
     # the MoE (saturated, 0.00 %) is named with its lever, the hipBLASLt GEMM is the pick
-    assert nt.host_side and nt.short_name.startswith("Cijk_")
+    assert nt.host_side and nt.short_name is not None and nt.short_name.startswith("Cijk_")
     assert [(s.short_name, s.reason) for s in nt.skipped] == [("fused_moe_kernel", "saturated")]
     stored = json.loads(artifact_to_json(r2))["next_target"]
     assert stored["line"] == nt.line and stored["skipped"][0]["lever"].startswith("fuse ")

@@ -37,6 +37,7 @@ def test_stage_c_counters_give_a_high_confidence_verdict(worked_example: Path) -
     assert moe.measurement_basis == "counters"
     assert moe.bytes_est == pytest.approx(697.0e6, rel=0.005)  # 2 dispatches × 348.5 MB
     assert moe.bytes_model == pytest.approx(697.3e6, rel=0.005)
+    assert moe.roofline_pct is not None
     assert 0.86 <= moe.roofline_pct <= 0.90 and moe.headroom_class == "saturated"
     assert moe.advisory is False
     assert "below L2" in moe.notes and "per-launch time" in moe.notes
@@ -133,6 +134,7 @@ def test_stage_b_captured_moe_shapes(worked_example: Path) -> None:
     assert art.stage == "B"
     assert moe.axes[0].roof_axis == "memory"
     assert any("captured case" in a for a in moe.assumptions)
+    assert moe.roofline_pct is not None
     assert 0.86 <= moe.roofline_pct <= 0.90
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ REAL = REAL_FORMATS
 REPO = REPO_ROOT
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "roofline_tui", "import", *map(str, args)],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
 

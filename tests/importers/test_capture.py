@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,7 @@ def _window(t0: float, m: int, ext0: int) -> list[dict[str, Any]]:
     ]
 
 
-def _write(path: Path, events: list[dict[str, Any]], gz: bool = True, **header: Any) -> Path:
+def _write(path: Path, events: Sequence[object], gz: bool = True, **header: Any) -> Path:
     body = json.dumps({"traceEvents": events, **header}).encode()
     path.write_bytes(gzip.compress(body) if gz else body)
     return path

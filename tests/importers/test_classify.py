@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofline_tui.importers.common import classify, short_name
+from roofline_tui.importers.common import guess_kernel_source, short_name
 
 # (kernel name as the profilers print it, classification, backend_guess, editable)
 CASES = [
@@ -47,7 +47,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "cls", "backend", "editable"), CASES)
 def test_classification(name: str, cls: str, backend: str, editable: bool) -> None:
-    got = classify(name)
+    got = guess_kernel_source(name)
     assert (got.classification, got.backend_guess, got.editable) == (cls, backend, editable)
     assert got.opt_hint
 

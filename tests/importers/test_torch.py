@@ -78,7 +78,7 @@ def test_real_mi250_shapes_follow_the_launching_cpu_op() -> None:
                          and any(d for d in e["args"].get("Input Dims", []))]
             if enclosing:
                 inner = max(enclosing, key=lambda e: e["ts"])
-                dims = []
+                dims: list[list[int]] = []
                 for d in inner["args"]["Input Dims"]:
                     if d and all(isinstance(x, list) for x in d):
                         dims.extend(x for x in d if x)  # a TensorList: one list per tensor

@@ -149,7 +149,8 @@ def test_graph_launch_replayed_kernels_name_why_they_have_no_shapes() -> None:
 
 def _console_rows(path: Path) -> list[tuple[int, int, str]]:
     """(total ns, instances, name) of the kernel table, parsed by hand."""
-    out, on = [], False
+    out: list[tuple[int, int, str]] = []
+    on = False
     for line in path.read_text().splitlines():
         if "cuda_gpu_kern_sum):" in line:
             on = True

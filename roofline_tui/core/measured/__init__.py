@@ -13,13 +13,8 @@ All values are per dispatch (one launch), in bytes, FLOPs and seconds. Loaders n
 they report one-line ``problems``.
 """
 
-from .counters import (
-    discover_counter_files,
-    discover_roofline_files,
-    load_counters,
-    match_measurement,
-    sniff,
-)
+from ..layout import discover_counter_files, discover_roofline_files, discover_task_dirs
+from .counters import load_counters, match_measurement, sniff
 from .models import (
     CapturedShapes,
     CounterSet,
@@ -28,7 +23,7 @@ from .models import (
     ShapeCase,
 )
 from .names import short_name
-from .shapes import discover_task_dirs, load_task_dir, match_task
+from .shapes import load_task_dir, match_task
 
 __all__ = [
     "CapturedShapes",

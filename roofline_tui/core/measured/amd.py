@@ -19,12 +19,14 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
-from ._util import SQLITE_ROW_BUDGET, csv_rows, mean, open_sqlite_ro, read_text, to_float
+from ._util import csv_rows, mean, read_text, to_float
 from .models import KernelMeasurement
+from .sqlite_ro import SQLITE_ROW_BUDGET, open_sqlite_ro
 
 DEFAULT_FLOPS_PER_MOP = 512.0
 
@@ -352,9 +354,9 @@ def join_passes(files: list[ParsedFile]) -> tuple[dict[str, list[Dispatch]], lis
             joined = [list(t) for t in zip(*lists)]
         else:
             n = min(counts)
-            shared: set | None = None
-            if all(None not in i for i in ids):
-                shared = set(ids[0]).intersection(*map(set, ids[1:]))
+            shared: set[float] | None = None
+            if all(None not in i for i in ids):  # so the ids below are all floats
+                shared = cast("set[float]", set(ids[0]).intersection(*map(set, ids[1:])))
             if shared:
                 joined = [
                     [next(d for d in ds if d.id == did) for ds in lists] for did in sorted(shared)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from roofline_tui.core.store import parse_json_text, read_bytes
 
-from ..peaks import normalize_arch
-from ..rounds.layout import (  # noqa: F401 - re-exported: the package's public API
+from ..layout import (  # noqa: F401 - re-exported: the package's public API
     COUNTER_SUFFIXES,
     NON_COUNTER_CSV,
     discover_counter_files,
     discover_roofline_files,
 )
+from ..peaks import normalize_arch
 from . import amd, ncu, roofline_v1
 from ._util import csv_rows, read_text
 from .models import CounterSet, KernelMeasurement

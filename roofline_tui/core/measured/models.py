@@ -74,7 +74,7 @@ class ShapeCase(BaseModel):
     latency_ms: float | None = None  # per-call baseline latency when the files give one
     m: int | None = None
     name: str | None = None
-    params: dict = Field(default_factory=dict)  # op geometry (batch, ctx, heads, ...)
+    params: dict[str, Any] = Field(default_factory=dict)  # op geometry (batch, ctx, heads, ...)
     weight: float | None = None  # workload-v1 ``weight`` as written (unit not normalised)
     weight_source: str | None = None
 

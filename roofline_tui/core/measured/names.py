@@ -106,7 +106,9 @@ def best_match(
     return NameIndex(candidates, names_of, size_of).match(query)
 
 
-def _pick(items: list[T], key: Callable[[T], tuple], names_of: Callable[[T], list[str]]) -> T:
+def _pick(
+    items: list[T], key: Callable[[T], tuple[float, float]], names_of: Callable[[T], list[str]]
+) -> T:
     return min(items, key=lambda c: (-key(c)[0], -key(c)[1], names_of(c)[0]))
 
 

@@ -68,7 +68,7 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def parse_roofline_v1(
-    path: Path, doc: dict | None = None
+    path: Path, doc: dict[str, Any] | None = None
 ) -> tuple[KernelMeasurement | None, list[str]]:
     data: Any = doc
     if data is None:

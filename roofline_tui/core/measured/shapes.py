@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dtypes import canonical_dtype
-from ..rounds.layout import discover_task_dirs  # noqa: F401 - re-exported: public API
+from ..layout import discover_task_dirs  # noqa: F401 - re-exported: public API
 from ._util import as_int, int_list, read_json, shape_list, to_float
 from .models import CapturedShapes, MoEParams, ShapeCase
 from .names import best_match
@@ -67,8 +67,8 @@ def _dtypes(values: object) -> list[str]:
     return [canonical_dtype(v) or v for v in values if isinstance(v, str) and v]
 
 
-def _scalars(d: dict) -> dict:
-    out: dict = {}
+def _scalars(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for k, v in d.items():
         if k in _CASE_SKIP or not isinstance(k, str):
             continue
@@ -93,7 +93,7 @@ def _shapes_from_sig(sig: object) -> list[list[int]]:
     return shapes
 
 
-def _count(c: dict) -> tuple[float, str]:
+def _count(c: dict[str, Any]) -> tuple[float, str]:
     n = to_float(c.get("count"))
     if n is not None and n >= 0:
         return n, "calls"
@@ -103,7 +103,7 @@ def _count(c: dict) -> tuple[float, str]:
     return 0.0, "none"
 
 
-def _latency(c: dict) -> float | None:
+def _latency(c: dict[str, Any]) -> float | None:
     for key in ("baseline_latency_ms", "latency_ms", "baseline_ms", "t_ms"):
         v = to_float(c.get(key))
         if v is not None and v > 0:
@@ -111,7 +111,9 @@ def _latency(c: dict) -> float | None:
     return None
 
 
-def _workload_case(c: dict, meta_case: dict | None, geometry: dict) -> ShapeCase:
+def _workload_case(
+    c: dict[str, Any], meta_case: dict[str, Any] | None, geometry: dict[str, Any]
+) -> ShapeCase:
     meta_case = meta_case or {}
     count, basis = _count(c)
     latency = _latency(c) or _latency(meta_case)
@@ -154,7 +156,7 @@ def _workload_case(c: dict, meta_case: dict | None, geometry: dict) -> ShapeCase
     )
 
 
-def _workload_cases(workload: dict | None) -> list[dict]:
+def _workload_cases(workload: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not isinstance(workload, dict) or not isinstance(workload.get("cases"), list):
         return []
     return [c for c in workload["cases"] if isinstance(c, dict)]
@@ -168,7 +170,9 @@ def _first_dtype(*values: object) -> str | None:
     return None
 
 
-def _kernel_names(meta: dict, workload: dict | None, task_dir: Path) -> list[str]:
+def _kernel_names(
+    meta: dict[str, Any], workload: dict[str, Any] | None, task_dir: Path
+) -> list[str]:
     d = task_dir.parent if task_dir.name == "ut" else task_dir
     dir_name = d.name.removesuffix("_task")
     if "__" in dir_name:
@@ -353,7 +357,11 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
 
 
 def _raw_capture_cases(
-    meta: dict, meta_cases: list[dict], by_sig: dict, wl_cases: list[dict], problems: list[str]
+    meta: dict[str, Any],
+    meta_cases: list[dict[str, Any]],
+    by_sig: dict[Any, dict[str, Any]],
+    wl_cases: list[dict[str, Any]],
+    problems: list[str],
 ) -> list[ShapeCase]:
     covered = meta.get("regimes_covered")
     only_regime = covered[0] if isinstance(covered, list) and len(covered) == 1 else None
@@ -411,7 +419,7 @@ def _raw_capture_cases(
     return out
 
 
-def _moe_params(meta: dict) -> MoEParams:
+def _moe_params(meta: dict[str, Any]) -> MoEParams:
     return MoEParams(
         num_experts=as_int(meta.get("num_experts")),
         top_k=as_int(meta.get("top_k")),
@@ -426,7 +434,7 @@ def _moe_params(meta: dict) -> MoEParams:
     )
 
 
-def _moe_shapes(meta: dict, m: int) -> list[list[int]]:
+def _moe_shapes(meta: dict[str, Any], m: int) -> list[list[int]]:
     shapes: list[list[int]] = []
     for key in ("a_shape", "b_shape"):
         dims = meta.get(key)
@@ -438,7 +446,7 @@ def _moe_shapes(meta: dict, m: int) -> list[list[int]]:
     return shapes
 
 
-def _moe_timings(meta: dict) -> dict[tuple[int, str | None], float]:
+def _moe_timings(meta: dict[str, Any]) -> dict[tuple[int, str | None], float]:
     smoke = meta.get("smoke_detail")
     per_case = smoke.get("per_case") if isinstance(smoke, dict) else None
     out: dict[tuple[int, str | None], float] = {}

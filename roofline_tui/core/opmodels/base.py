@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from roofline_tui.core.artifact import Alternative
+from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import StepAggregates, TopN, Workload
 from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.operands import OpRoles, roles_of
 from roofline_tui.core.topn_ext import Instance
 
 # Which memory roof a kernel's bytes cross: device HBM, or the host link (PCIe / C2C) for
@@ -59,6 +61,9 @@ class OpEstimate:
     candidates: tuple[Candidate, ...]           # first is the preferred one when all are feasible
     compute_dtype: str                          # which flops peak applies
     per: Literal["launch", "logical_op"]        # what the bytes/FLOPs cover
+    # what one logical op is, in words ("MoE layer", "attention layer"): the unit the engine
+    # names when it counts the launches one op spans (per="logical_op"); "" for per="launch"
+    unit: str = ""
     assumptions: tuple[str, ...] = ()
     prior: str | None = None                    # target_eff prior key; None = the class default
     roof: Roof = "hbm"
@@ -229,6 +234,31 @@ class FunctionModel:
 
 def numel(dims: Sequence[int]) -> int:
     return prod(dims) if dims else 0
+
+
+# ------------------------------------------------------------------------ recorded instances
+# shared by the models that read a recorded instance's operands by role (gemm, elementwise)
+
+# spellings the profiler uses that ``canonical_dtype`` does not know
+_C_TYPES = {"unsigned char": "uint8", "signed char": "int8", "char": "int8"}
+
+
+def recorded_dtype(raw: str | None) -> str | None:
+    """The canonical dtype of a recorded type (``unsigned char`` → ``uint8`` included)."""
+    if raw is None:
+        return None
+    return _C_TYPES.get(raw.strip().lower()) or canonical_dtype(raw)
+
+
+def instance_roles(inst: Instance) -> tuple[OpRoles, list[str]]:
+    """The table's answer for ``inst`` and the role of each argument: the recorded role where
+    the importer wrote one, else the table's."""
+    types = cast(Sequence[str], [a.type for a in inst.args])
+    dims = [a.dims for a in inst.args]
+    table = roles_of(inst.op or "", len(inst.args), types, dims=dims)
+    roles: list[str] = [a.role if a.role is not None else table.roles[i]
+                        for i, a in enumerate(inst.args)]
+    return table, roles
 
 
 # ------------------------------------------------------------------------ feasibility rule

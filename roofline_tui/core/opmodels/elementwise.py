@@ -49,9 +49,10 @@ from roofline_tui.core.opmodels.base import (
     OpModelUnavailable,
     Prior,
     biggest_neighbours,
+    instance_roles,
     numel,
+    recorded_dtype,
 )
-from roofline_tui.core.opmodels.gemm import instance_roles, recorded_dtype
 from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {

@@ -21,12 +21,10 @@ instance records no scale tensor for a packed operand those implied bytes are ad
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
 
-from roofline_tui.core.dtypes import canonical_dtype
-from roofline_tui.core.operands import OpRoles, output_dims, roles_of
+from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.opmodels.base import (
     Candidate,
     FunctionModel,
@@ -36,8 +34,10 @@ from roofline_tui.core.opmodels.base import (
     OpModelUnavailable,
     Prior,
     fuse_adjacent,
+    instance_roles,
     lower_precision_weights,
     numel,
+    recorded_dtype,
 )
 from roofline_tui.core.topn_ext import Instance
 
@@ -136,19 +136,10 @@ def _positional(ctx: OpContext, why: str | None = None) -> OpEstimate:
 
 # ------------------------------------------------------------------------ from operand roles
 
-# spellings the profiler uses that ``canonical_dtype`` does not know
-_C_TYPES = {"unsigned char": "uint8", "signed char": "int8", "char": "int8"}
 _BYTE_TYPES = ("uint8", "int8")
 _FP4_NAME = re.compile(r"mxfp4|nvfp4|fp4|e2m1|float4|a16w4|w4a16|a4w4|a8w4|wfp4|afp4", re.I)
 _NV_NAME = re.compile(r"nvfp4|nv_?fp4|cutlass_scaled_fp4", re.I)
 MX_GROUP, NV_GROUP = 32, 16  # values per block scale: MX (e8m0), NVFP4 (fp8 e4m3)
-
-
-def recorded_dtype(raw: str | None) -> str | None:
-    """The canonical dtype of a recorded type (``unsigned char`` → ``uint8`` included)."""
-    if raw is None:
-        return None
-    return _C_TYPES.get(raw.strip().lower()) or canonical_dtype(raw)
 
 
 @dataclass
@@ -168,17 +159,6 @@ class _Arg:
 
     def shown(self) -> str:
         return f"arg {self.pos} ({self.role}) {self.dims} {self.raw or '?'}"
-
-
-def instance_roles(inst: Instance) -> tuple[OpRoles, list[str]]:
-    """The table's answer for ``inst`` and the role of each argument: the recorded role where
-    the importer wrote one, else the table's."""
-    types = cast(Sequence[str], [a.type for a in inst.args])
-    dims = [a.dims for a in inst.args]
-    table = roles_of(inst.op or "", len(inst.args), types, dims=dims)
-    roles: list[str] = [a.role if a.role is not None else table.roles[i]
-                        for i, a in enumerate(inst.args)]
-    return table, roles
 
 
 def _plain_args(inst: Instance, roles: list[str]) -> list[_Arg]:

@@ -97,7 +97,7 @@ def block_scale_bytes(weight_dtype: str, name: str) -> tuple[float, str]:
 def experts_hit(num_experts: int, pairs: float) -> float:
     """Expected number of distinct experts touched by ``pairs`` uniform (token, expert) picks."""
     e = float(num_experts)
-    return e * (1.0 - (1.0 - 1.0 / e) ** pairs)
+    return float(e * (1.0 - (1.0 - 1.0 / e) ** pairs))
 
 
 @dataclass(frozen=True)
@@ -535,6 +535,7 @@ def estimate(ctx: OpContext) -> OpEstimate:
         ),
         compute_dtype=compute_dt,
         per="logical_op" if st.stage == "layer" else "launch",
+        unit="MoE layer",
         assumptions=tuple(assumptions),
     )
 

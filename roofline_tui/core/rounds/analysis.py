@@ -1,6 +1,6 @@
 """One round on disk: find its inputs, load them tolerantly, analyse, write the artifact.
 
-Discovery (CLI contract, see :mod:`roofline_tui.core.rounds.layout`): ``env_report.json`` in the
+Discovery (CLI contract, see :mod:`roofline_tui.core.layout`): ``env_report.json`` in the
 round directory or up to three parents; the model ``config.json`` beside it, or in the directory
 env_report's ``model`` names, else the local Hugging Face cache's copy for the repo id ``--model``
 or env_report's ``model`` names (offline); the bundled ``peaks.md`` unless another is given.
@@ -11,16 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from roofline_tui.core.analyze import AnalyzeOptions, RoundInputs, analyze
 from roofline_tui.core.artifact import Artifact, artifact_to_json
-from roofline_tui.core.inputs import EnvReport, TopN, Workload, load_env_report, read_topn
-from roofline_tui.core.markdown import artifact_to_markdown
-from roofline_tui.core.model_config import load_model_config
-from roofline_tui.core.peaks import load_peak_table, resolve_peaks
-from roofline_tui.core.refine import load_refinements
-from roofline_tui.core.rounds.layout import (
+from roofline_tui.core.inputs import EnvReport, TopN, Workload
+from roofline_tui.core.layout import (
     ARTIFACT_JSON,
     ARTIFACT_MD,
     ENV_NAME,
@@ -30,10 +25,13 @@ from roofline_tui.core.rounds.layout import (
     find_model_config,
     round_label,
 )
+from roofline_tui.core.markdown import artifact_to_markdown
+from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.peaks import Peaks, load_peak_table, resolve_peaks
+from roofline_tui.core.refine import load_refinements
+from roofline_tui.core.rounds.reads import Reads, reads_or_new
+from roofline_tui.core.rounds.records import RoundHistory
 from roofline_tui.core.store import ReadProblem, atomic_write_pair, atomic_write_text, read_json
-
-if TYPE_CHECKING:
-    from roofline_tui.core.rounds.compare import RoundHistory
 
 
 @dataclass
@@ -67,11 +65,13 @@ class RoundResult:
     # The Top-N as parsed: the round's history reuses it instead of parsing the file again, and
     # the dashboard lists its kernels below the head threshold.
     topn: TopN | None = field(default=None, repr=False, compare=False)
+    # What the analysis loaded (env_report, model shape, peaks ...): kept, never read again
+    inputs: RoundInputs | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
-class LoadedRound:
-    """What :func:`load_round_inputs` found: the inputs and how the Top-N read went."""
+class _LoadedRound:
+    """What :func:`_load_round` found: the inputs and how the Top-N read went."""
 
     inputs: RoundInputs
     topn_found: bool
@@ -85,97 +85,112 @@ class LoadedRound:
 
 def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> tuple[RoundInputs, bool, bool]:
     """Load everything one round needs. Returns (inputs, topn_incomplete, topn_found)."""
-    loaded = load_round(round_dir, sources)
+    loaded = _load_round(round_dir, sources)
     return loaded.inputs, loaded.incomplete, loaded.topn_found
 
 
-def load_round(round_dir: Path, sources: RoundSources | None = None) -> LoadedRound:
-    """Load everything one round needs, with the typed Top-N problem and the files read."""
-    sources = sources or RoundSources()
-    problems: list[str] = []
-    used: dict[str, str] = {}
-    read: list[Path] = []
-    topn_path = round_dir / TOPN_NAME
-    topn, topn_problems, topn_problem = read_topn(topn_path)
-    problems += topn_problems
-    topn_found = topn_path.exists()
-    if topn is not None:
-        used["topn"] = TOPN_NAME
+@dataclass
+class _Loading:
+    """What one round's load gathers as it goes: problems, the inputs used, the files read."""
 
+    problems: list[str] = field(default_factory=list)
+    used: dict[str, str] = field(default_factory=dict)
+    read: list[Path] = field(default_factory=list)
+
+
+def _load_env(round_dir: Path, sources: RoundSources, reads: Reads, got: _Loading
+              ) -> tuple[Path | None, EnvReport | None]:
     env_path = sources.env or find_env_report(round_dir)
     env: EnvReport | None = None
     if env_path is not None:
-        env, env_problems = load_env_report(env_path)
-        read.append(env_path)
-        problems += env_problems
+        env, env_problems = reads.env_report(env_path)
+        got.read.append(env_path)
+        got.problems += env_problems
         if env is not None:
-            used["env_report"] = env_path.name
+            got.used["env_report"] = env_path.name
     elif sources.env is None:
-        problems.append(
+        got.problems.append(
             f"{ENV_NAME} not found in the round directory or {PARENT_LEVELS} parents: "
             "gfx and workload unknown"
         )
+    return env_path, env
 
+
+def _load_model(round_dir: Path, sources: RoundSources, env_path: Path | None,
+                env: EnvReport | None, topn: TopN | None, reads: Reads, got: _Loading
+                ) -> ModelShape | None:
     cfg_path = sources.model_config or find_model_config(env_path, env, round_dir)
-    model = None
     cache_why = None
     if cfg_path is None:
         cfg_path, cache_why = _cached_config(sources.model or (env.model if env else None))
         if cfg_path is not None and cache_why:
-            used["model_config_from"] = cache_why
-    if cfg_path is not None:
-        model, cfg_problems = load_model_config(
-            cfg_path, kv_cache_dtype=env.kv_cache_dtype if env else None
-        )
-        read.append(cfg_path)
-        problems += cfg_problems
-        if model is not None:
-            used["model_config"] = cfg_path.name
-    else:
+            got.used["model_config_from"] = cache_why
+    if cfg_path is None:
         said = "; ".join(trace_dims_lines(topn)) if topn is not None else ""
-        problems.append("model config.json not found"
-                        + (f" ({cache_why})" if cache_why else "")
-                        + ": MoE/attention heads cannot be modelled"
-                        + (f"; the trace itself records: {said}" if said else ""))
+        got.problems.append("model config.json not found"
+                            + (f" ({cache_why})" if cache_why else "")
+                            + ": MoE/attention heads cannot be modelled"
+                            + (f"; the trace itself records: {said}" if said else ""))
+        return None
+    model, cfg_problems = reads.model_config(cfg_path, env.kv_cache_dtype if env else None)
+    got.read.append(cfg_path)
+    got.problems += cfg_problems
+    if model is not None:
+        got.used["model_config"] = cfg_path.name
+    return model
 
+
+def _load_peaks(sources: RoundSources, env: EnvReport | None, got: _Loading) -> Peaks:
     sections, peak_problems = load_peak_table(sources.peaks)
     if sources.peaks is not None:
-        read.append(sources.peaks)
-    problems += peak_problems
-    used["peaks"] = sources.peaks.name if sources.peaks else "peaks.md (bundled)"
-    peaks = resolve_peaks(
+        got.read.append(sources.peaks)
+    got.problems += peak_problems
+    got.used["peaks"] = sources.peaks.name if sources.peaks else "peaks.md (bundled)"
+    return resolve_peaks(
         sections,
         gfx=env.gfx if env else None,
         product=env.product if env else None,
         device=sources.device,
         device_props=env.device_props if env else None,
     )
+
+
+def _load_round(round_dir: Path, sources: RoundSources | None = None,
+                reads: Reads | None = None) -> _LoadedRound:
+    """Load everything one round needs, with the typed Top-N problem and the files read;
+    each file through ``reads`` (parsed once per analysis)."""
+    sources = sources or RoundSources()
+    reads = reads_or_new(reads)
+    got = _Loading()
+    topn_path = round_dir / TOPN_NAME
+    topn, topn_problems, topn_problem = reads.topn(topn_path)
+    got.problems += topn_problems
+    topn_found = topn_path.exists()
+    if topn is not None:
+        got.used["topn"] = TOPN_NAME
+    env_path, env = _load_env(round_dir, sources, reads, got)
+    model = _load_model(round_dir, sources, env_path, env, topn, reads, got)
+    peaks = _load_peaks(sources, env, got)
     workload = sources.workload
     if env is not None and workload is not None:
         merged = env.workload.model_dump()
         merged.update({k: v for k, v in workload.model_dump().items() if v is not None})
         workload = Workload(**merged)
-    inputs = RoundInputs(
-        topn=topn,
-        peaks=peaks,
-        env=env,
-        model=model,
-        round_name=round_label(round_dir),
-        workload=workload,
-        problems=problems,
-        inputs_used=used,
-    )
+    inputs = RoundInputs(topn=topn, peaks=peaks, env=env, model=model,
+                         round_name=round_label(round_dir), workload=workload,
+                         problems=got.problems, inputs_used=got.used)
     inputs.refinements, refine_problems = load_refinements(
         round_dir, shapes_dir=sources.shapes, counter_files=sources.counters or None
     )
     inputs.problems += refine_problems
     if inputs.refinements is not None:
         if inputs.refinements.tasks:
-            used["shapes"] = f"{len(inputs.refinements.tasks)} Kernel Extractor task(s)"
+            got.used["shapes"] = f"{len(inputs.refinements.tasks)} Kernel Extractor task(s)"
         if inputs.refinements.counters is not None:
-            used["counters"] = f"{len(inputs.refinements.counters.measurements)} kernel(s) measured"
-    read += [p for p in (sources.shapes, *sources.counters) if p is not None]
-    return LoadedRound(inputs, topn_found, topn_problem, read)
+            got.used["counters"] = (f"{len(inputs.refinements.counters.measurements)} kernel(s) "
+                                    "measured")
+    got.read += [p for p in (sources.shapes, *sources.counters) if p is not None]
+    return _LoadedRound(inputs, topn_found, topn_problem, got.read)
 
 
 def _cached_config(model: str | None) -> tuple[Path | None, str | None]:
@@ -200,9 +215,11 @@ def trace_dims_lines(topn: TopN) -> list[str]:
     return [] if found.is_empty() else describe(found)
 
 
-def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str | None:
+def skill_disabled(round_dir: Path, sources: RoundSources | None = None,
+                   reads: Reads | None = None) -> str | None:
     """Spec §6 L0: ``analysis_skill: none`` in env_report (or ``ROOFLINE_ANALYSIS_SKILL=none``)
-    means emit nothing; returns the reason, or None when the analysis should run."""
+    means emit nothing; returns the reason, or None when the analysis should run. ``reads``:
+    the memo of the analysis that follows (env_report is then parsed once for both)."""
     import os
 
     if os.environ.get("ROOFLINE_ANALYSIS_SKILL", "").strip().lower() == "none":
@@ -210,7 +227,7 @@ def skill_disabled(round_dir: Path, sources: RoundSources | None = None) -> str 
     env_path = (sources.env if sources else None) or find_env_report(Path(round_dir))
     if env_path is None:
         return None
-    env, _ = load_env_report(env_path)
+    env, _ = reads_or_new(reads).env_report(env_path)
     value = getattr(env, "analysis_skill", None) if env is not None else None
     if isinstance(value, str) and value.strip().lower() == "none":
         return f"analysis_skill=none in {env_path.name}"
@@ -233,24 +250,26 @@ def load_stored_artifact(round_dir: Path) -> tuple[Artifact | None, str | None]:
 
 
 def analyze_round(
-    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None
+    round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None,
+    *, reads: Reads | None = None,
 ) -> RoundResult:
     """Analyse one round. A round holding only a stored artifact (no Top-N) is shown in display
-    mode: the stored artifact is returned untouched, never replaced by an empty one."""
+    mode: the stored artifact is returned untouched, never replaced by an empty one. ``reads``:
+    the memo of a larger analysis (a round's history), so shared files are parsed once."""
     round_dir = Path(round_dir)
     if not (round_dir / TOPN_NAME).exists():
         stored, _ = load_stored_artifact(round_dir)
         if stored is not None:
             return RoundResult(artifact=stored, round_dir=round_dir, topn_found=False,
                                display_only=True)
-    loaded = load_round(Path(round_dir), sources)
+    loaded = _load_round(Path(round_dir), sources, reads)
     artifact = analyze(loaded.inputs, options)
     outside = tuple(p for p in loaded.read if not _is_under(p, round_dir))
     if options is not None and options.priors_path is not None:
         outside += (options.priors_path,)
     return RoundResult(artifact=artifact, round_dir=Path(round_dir), incomplete=loaded.incomplete,
                        topn_found=loaded.topn_found, topn_problem=loaded.topn_problem,
-                       inputs_read=outside, topn=loaded.inputs.topn)
+                       inputs_read=outside, topn=loaded.inputs.topn, inputs=loaded.inputs)
 
 
 def _is_under(path: Path, root: Path) -> bool:

@@ -10,17 +10,19 @@ from roofline_tui.core.artifact import (
     Artifact,
     MovementE2E,
     MovementRow,
+    PredictedVsActual,
     RoundContext,
     RoundMovement,
     rounded,
 )
 from roofline_tui.core.inputs import TopN
+from roofline_tui.core.layout import round_dirs, round_label
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundResult, RoundSources, analyze_round
-from roofline_tui.core.rounds.compare import Movement, RoundHistory, load_history, movement_against
+from roofline_tui.core.rounds.compare import load_history, movement_against
 from roofline_tui.core.rounds.fingerprint import RoundCache
-from roofline_tui.core.rounds.layout import round_dirs, round_label
-from roofline_tui.core.rounds.snapshot import RoundSnapshot
+from roofline_tui.core.rounds.reads import Reads, reads_or_new
+from roofline_tui.core.rounds.records import KernelObs, Movement, RoundHistory, RoundSnapshot
 
 
 def round_movement(h: RoundHistory, label: str | int) -> RoundMovement | None:
@@ -131,40 +133,45 @@ def annotate_artifact(artifact: Artifact, h: RoundHistory, label: str | int) -> 
     ctx.predicted_vs_actual = list(step.pairs)
     for e in artifact.entries:
         key = (e.name, e.regime or "decode")
-        mb = vs_base.get(key)
-        if mb is not None:
-            e.baseline_round = base.label
-            e.t_ms_baseline = mb.t_ms_ref
-            e.delta_t_pct_vs_baseline = rounded(mb.delta_t_pct, 2)
-            if base.is_round0:
-                e.t_ms_round0 = mb.t_ms_ref
-                e.delta_t_pct_vs_round0 = rounded(mb.delta_t_pct, 2)
-                e.pct_gpu_time_round0 = mb.pct_gpu_time_ref
-                e.delta_pct_gpu_time_pts_vs_round0 = _pts(mb)
-        mv = moves.get(key)
-        if mv is not None:
-            e.prev_round = prev.label
-            e.t_ms_prev = mv.t_ms_ref
-            e.delta_t_pct_vs_prev = rounded(mv.delta_t_pct, 2)
-            e.pct_gpu_time_prev = mv.pct_gpu_time_ref
-            e.delta_pct_gpu_time_pts_vs_prev = _pts(mv)
-        elif step.comparable:
-            k0 = prev_names.get(e.name)
-            if k0 is not None and k0.regime != key[1]:
-                e.regime_changed_from = k0.regime
-            elif k0 is None:
-                e.new_in_round = True
         p = pairs.get(key)
-        if p is not None:
-            e.measured_speedup_vs_prev = rounded(p.measured_speedup, 4)
-            e.predicted_speedup_prev = p.predicted_speedup
-            e.predicted_e2e_gain_pct_prev = p.predicted_e2e_gain_pct
-            e.isolated_verdict = p.verdict
-            e.contradiction = p.contradiction
-            if p.contradiction:
-                e.contradiction_detail = p.contradiction_detail
-                e.notes = (e.notes or "") + f" Contradiction (spec §8.4): {p.contradiction_detail}."
+        e.with_movement(f"{p.contradiction_detail}" if p is not None and p.contradiction else None,
+                        **_entry_movement(e.name, key, vs_base.get(key), moves.get(key), p,
+                                          base, prev, step.comparable, prev_names))
     return artifact
+
+
+def _entry_movement(name: str, key: tuple[str, str], mb: Movement | None, mv: Movement | None,
+                    p: PredictedVsActual | None, base: RoundSnapshot, prev: RoundSnapshot,
+                    comparable: bool, prev_names: dict[str, KernelObs]) -> dict[str, object]:
+    """One entry's round-over-round fields (only those that apply): against the baseline and
+    the previous round, and its predicted-vs-actual pair."""
+    out: dict[str, object] = {}
+    if mb is not None:
+        out.update(baseline_round=base.label, t_ms_baseline=mb.t_ms_ref,
+                   delta_t_pct_vs_baseline=rounded(mb.delta_t_pct, 2))
+        if base.is_round0:
+            out.update(t_ms_round0=mb.t_ms_ref, delta_t_pct_vs_round0=rounded(mb.delta_t_pct, 2),
+                       pct_gpu_time_round0=mb.pct_gpu_time_ref,
+                       delta_pct_gpu_time_pts_vs_round0=_pts(mb))
+    if mv is not None:
+        out.update(prev_round=prev.label, t_ms_prev=mv.t_ms_ref,
+                   delta_t_pct_vs_prev=rounded(mv.delta_t_pct, 2),
+                   pct_gpu_time_prev=mv.pct_gpu_time_ref,
+                   delta_pct_gpu_time_pts_vs_prev=_pts(mv))
+    elif comparable:
+        k0 = prev_names.get(name)
+        if k0 is not None and k0.regime != key[1]:
+            out["regime_changed_from"] = k0.regime
+        elif k0 is None:
+            out["new_in_round"] = True
+    if p is not None:
+        out.update(measured_speedup_vs_prev=rounded(p.measured_speedup, 4),
+                   predicted_speedup_prev=p.predicted_speedup,
+                   predicted_e2e_gain_pct_prev=p.predicted_e2e_gain_pct,
+                   isolated_verdict=p.verdict, contradiction=p.contradiction)
+        if p.contradiction:
+            out["contradiction_detail"] = p.contradiction_detail
+    return out
 
 
 def _pts(mv: Movement) -> float | None:
@@ -182,11 +189,13 @@ HISTORY_LIMIT = 8
 def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | None = None,
                    options: AnalyzeOptions | None = None, *, topn: TopN | None = None,
                    cache: RoundCache[RoundSnapshot] | None = None,
+                   reads: Reads | None = None,
                    ) -> tuple[Artifact, RoundHistory | None]:
     """Add movement to the artifact of ``round_dir`` when sibling rounds exist. Never raises:
     a failure is appended to ``skill_errors`` and the artifact is returned unchanged. ``topn``
     is the round's Top-N as already parsed; ``cache`` keeps the sibling rounds between calls
-    (see :func:`~roofline_tui.core.rounds.compare.load_history`)."""
+    (see :func:`~roofline_tui.core.rounds.compare.load_history`); ``reads`` the analysis's memo
+    of parsed inputs."""
     round_dir = Path(round_dir)
     try:
         profile_dir = round_dir.resolve().parent
@@ -196,7 +205,7 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
             return artifact, None
         h = load_history(profile_dir, sources, options, given={name: artifact}, focus=name,
                          limit=HISTORY_LIMIT, given_topn={name: topn} if topn else None,
-                         cache=cache)
+                         cache=cache, reads=reads)
         label = round_label(round_dir)
         if h.index(label) is None:
             return artifact, h
@@ -208,16 +217,19 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
 
 def analyze_round_with_history(
     round_dir: Path, sources: RoundSources | None = None, options: AnalyzeOptions | None = None,
-    *, cache: RoundCache[RoundSnapshot] | None = None,
+    *, cache: RoundCache[RoundSnapshot] | None = None, reads: Reads | None = None,
 ) -> RoundResult:
     """``analyze_round`` plus round-over-round movement when sibling rounds exist: what both
     ``roofline analyze`` and the dashboard show. ``result.history`` keeps the comparison.
 
     The round's Top-N is parsed once (the history reuses it). A caller that analyses again and
     again (the dashboard) passes a ``cache`` so that only the sibling rounds whose inputs changed
-    are loaded again: a recompute then costs about the same with 1 round or 20."""
-    result = analyze_round(round_dir, sources, options)
+    are loaded again: a recompute then costs about the same with 1 round or 20. Every input
+    file is parsed once per call (``reads``, made here unless given), siblings included."""
+    reads = reads_or_new(reads)
+    result = analyze_round(round_dir, sources, options, reads=reads)
     if result.topn_found:
-        result.artifact, result.history = annotate_round(result.artifact, round_dir, sources,
-                                                         options, topn=result.topn, cache=cache)
+        result.artifact, result.history = annotate_round(
+            result.artifact, round_dir, sources, options, topn=result.topn, cache=cache,
+            reads=reads)
     return result

@@ -1,7 +1,7 @@
 """Rounds compared: movement, predicted vs actual, contradictions (spec §8.3-§8.4).
 
-:func:`load_history` loads the rounds of a profile directory (:mod:`.layout` finds and orders
-them, :mod:`.snapshot` loads each) and compares each round with the one before it and with the
+:func:`load_history` loads the rounds of a profile directory (:mod:`roofline_tui.core.layout` finds
+and orders them, :mod:`.snapshot` loads each) and compares each round with the one before it and with the
 baseline (round 0, else the earliest round found).
 
 A kernel is matched across rounds by ``(name, regime)``. The same name under another regime is
@@ -29,90 +29,31 @@ import hashlib
 import math
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import (
     Artifact,
     E2EVerdict,
     IsolatedVerdict,
     PredictedVsActual,
-    Regime,
 )
 from roofline_tui.core.inputs import TopN
+from roofline_tui.core.layout import ARTIFACT_JSON, TOPN_NAME, round_dirs, round_label
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.rounds.analysis import RoundSources
 from roofline_tui.core.rounds.fingerprint import RoundCache
-from roofline_tui.core.rounds.layout import ARTIFACT_JSON, TOPN_NAME, round_dirs, round_label
+from roofline_tui.core.rounds.reads import Reads, reads_or_new
+from roofline_tui.core.rounds.records import (
+    KernelObs,
+    Movement,
+    RoundHistory,
+    RoundSnapshot,
+    RoundStep,
+)
 from roofline_tui.core.rounds.snapshot import (
     WORKLOAD_KEYS,
-    KernelObs,
-    RoundSnapshot,
-    load_round,
-    load_round_cached,
+    load_snapshot,
+    load_snapshot_cached,
 )
-
-
-class Movement(BaseModel):
-    """One kernel's per-launch time and share in this round against a reference round."""
-
-    name: str
-    short_name: str
-    regime: Regime
-    ref_round: str | int
-    t_ms_ref: float | None = None
-    t_ms: float | None = None
-    delta_t_pct: float | None = None  # (t / t_ref − 1) × 100: positive = slower
-    pct_gpu_time_ref: float | None = None
-    pct_gpu_time: float | None = None
-
-
-class RoundStep(BaseModel):
-    """One round against the round before it."""
-
-    before: str | int
-    after: str | int
-    comparable: bool
-    not_compared_reason: str | None = None
-    e2e_delta_pct: float | None = None
-    e2e_basis: str | None = None
-    e2e_noise: bool | None = None
-    e2e_before: float | None = None
-    e2e_after: float | None = None
-    expected_e2e_gain_pct_sum: float | None = None  # over kernels that moved beyond the band
-    appeared: list[str] = Field(default_factory=list)
-    vanished: list[str] = Field(default_factory=list)
-    regime_changed: list[str] = Field(default_factory=list)  # "name: decode → prefill"
-    heads_entered: list[str] = Field(default_factory=list)
-    heads_left: list[str] = Field(default_factory=list)
-    movements: list[Movement] = Field(default_factory=list)
-    pairs: list[PredictedVsActual] = Field(default_factory=list)
-
-
-class RoundHistory(BaseModel):
-    profile_dir: str
-    rounds: list[RoundSnapshot] = Field(default_factory=list)
-    baseline: str | int | None = None
-    baseline_is_round0: bool = False
-    steps: list[RoundStep] = Field(default_factory=list)  # steps[i]: rounds[i] → rounds[i+1]
-    baseline_comparable: dict[str, str | None] = Field(default_factory=dict)  # label → reason
-    problems: list[str] = Field(default_factory=list)
-    left_out: list[str | int] = Field(default_factory=list)  # rounds a bounded history skipped
-
-    def round(self, label: str | int) -> RoundSnapshot | None:
-        for r in self.rounds:
-            if r.label == label or str(r.label) == str(label):
-                return r
-        return None
-
-    def index(self, label: str | int) -> int | None:
-        for i, r in enumerate(self.rounds):
-            if r.label == label or str(r.label) == str(label):
-                return i
-        return None
-
-    def pairs(self) -> list[PredictedVsActual]:
-        return [p for s in self.steps for p in s.pairs]
 
 
 def comparability(a: RoundSnapshot, b: RoundSnapshot) -> str | None:
@@ -341,6 +282,7 @@ def load_history(
     limit: int | None = None,
     given_topn: dict[str, TopN] | None = None,
     cache: RoundCache[RoundSnapshot] | None = None,
+    reads: Reads | None = None,
 ) -> RoundHistory:
     """Discover and load the rounds of ``profile_dir`` and compare them.
 
@@ -349,8 +291,10 @@ def load_history(
     (a round directory name) and ``limit``, only the baseline and the ``limit`` rounds ending at
     ``focus`` are loaded; the others are listed in ``left_out``. With ``cache``, the other
     rounds are loaded through it: each is read (and analysed) again only when its inputs
-    changed. Never raises for bad input: problems are listed.
+    changed. ``reads``: the memo of the analysis this history is part of (a file the rounds
+    share is parsed once). Never raises for bad input: problems are listed.
     """
+    reads = reads_or_new(reads)
     profile_dir = Path(profile_dir)
     given = given or {}
     given_topn = given_topn or {}
@@ -364,10 +308,10 @@ def load_history(
     def load(d: Path) -> RoundSnapshot | None:
         try:
             if d.name in given or cache is None:
-                snap = load_round(d, sources, options, artifact=given.get(d.name),
-                                  topn=given_topn.get(d.name))
+                snap = load_snapshot(d, sources, options, artifact=given.get(d.name),
+                                     topn=given_topn.get(d.name), reads=reads)
             else:
-                snap = load_round_cached(d, sources, options, cache)
+                snap = load_snapshot_cached(d, sources, options, cache, reads=reads)
         except Exception as exc:  # one bad round never hides the others
             problems.append(f"{d.name}: {type(exc).__name__}: {exc}")
             return None

@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from roofline_tui.core import store
-from roofline_tui.core.rounds.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
+from roofline_tui.core.layout import (
+    ARTIFACT_JSON,
+    CONFIG_NAME,
+    COUNTERS_DIR,
+    ENV_NAME,
+    PARENT_LEVELS,
+    TOPN_NAME,
+)
 
 SMALL_FILE_BYTES = 1 << 20      # hashed whole up to this size; larger files by their stat
 WALK_MAX_ENTRIES = 4096         # files and directories looked at per walked tree
@@ -123,6 +130,56 @@ def round_fingerprint(round_dir: Path, *, extra: Iterable[Path | str | None] = (
     for p in sorted({os.fspath(p) for p in extra if p is not None}):
         parts.append(file_fingerprint(p))
     return tuple(parts)
+
+
+# --------------------------------------------------------------------------- staleness
+
+
+def _artifact_inputs(round_dir: Path) -> list[Path]:
+    """The files of the round itself that its analysis reads: the Top-N and the counter files
+    of ``counters/`` (shared inputs — env_report, config.json, peaks — are fingerprinted by
+    :func:`round_fingerprint`)."""
+    files = [round_dir / TOPN_NAME]
+    try:
+        files += sorted(p for p in (round_dir / COUNTERS_DIR).iterdir())[:256]
+    except OSError:
+        pass
+    return files
+
+
+def artifact_staleness(round_dir: Path, *, computed_from: Fingerprint | None = None,
+                       inputs_now: Fingerprint | None = None) -> str | None:
+    """The one staleness rule: ``None`` when the stored artifact of ``round_dir`` is current,
+    else why it is not.
+
+    When the fingerprint of the inputs the artifact was computed from is known
+    (``computed_from``, with ``inputs_now`` taken the same way), the fingerprints decide: any
+    change of content counts, even within one mtime tick. Otherwise (an artifact another
+    process wrote) modification times are the fallback: the artifact must be at least as new
+    as the round's Top-N and counter files."""
+    path = round_dir / ARTIFACT_JSON
+    try:
+        written = path.stat().st_mtime
+    except OSError:
+        return f"no {ARTIFACT_JSON}"
+    if computed_from is not None and inputs_now is not None:
+        return None if computed_from == inputs_now else (
+            f"the inputs of {ARTIFACT_JSON} changed since it was computed: re-analysed")
+    for f in _artifact_inputs(round_dir):
+        try:
+            if f.stat().st_mtime > written:
+                return f"{ARTIFACT_JSON} is older than {f.name}: re-analysed"
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{f.name} unreadable ({type(exc).__name__}): re-analysed"
+    return None
+
+
+def inputs_changed(computed_from: Fingerprint | None, inputs_now: Fingerprint) -> bool:
+    """Whether a result computed from ``computed_from`` is stale now (no known fingerprint:
+    it is)."""
+    return computed_from is None or computed_from != inputs_now
 
 
 V = TypeVar("V")

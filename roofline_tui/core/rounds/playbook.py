@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from roofline_tui.core.artifact import PredictedVsActual
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.opmodels import MODELS, PRIOR_KEYS, prior_for
-from roofline_tui.core.rounds.compare import RoundHistory
+from roofline_tui.core.rounds.records import RoundHistory
 from roofline_tui.core.store import atomic_write_text, write_lock
 from roofline_tui.core.textsafe import md_cell, printable
 

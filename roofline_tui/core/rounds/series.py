@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from roofline_tui.core.rounds.compare import RoundHistory
+from roofline_tui.core.rounds.records import RoundHistory
 
 
 class RoundSummaryRow(BaseModel):

@@ -62,6 +62,7 @@ def test_leleucas_dropout_metrics():
         assert "SmClockHz" in m.corroboration
     dropout = next(iter(cs.measurements.values()))
     assert dropout.flops_dtype == "fp64"  # a double-precision dropout
+    assert dropout.bytes_per_dispatch is not None
     assert dropout.bytes_per_dispatch > 1e5  # "4,194,688" read as 4194688, not 4.19
 
 

@@ -225,6 +225,7 @@ def test_worked_example_moe_fixture():
     assert m is not None and m.dispatches == 2
     assert m.bytes_per_dispatch == pytest.approx(statistics.mean(per_dispatch.values()))
     # the logical MoE layer = 2 launches ~ 697 MB (spec §9 / input-formats §7)
+    assert m.bytes_per_dispatch is not None
     assert 2 * m.bytes_per_dispatch == pytest.approx(697e6, rel=1e-3)
     assert m.flops_dtype == "fp8"
     assert m.flops_per_dispatch == pytest.approx((4194304 + 2097152) / 2 * 512)

@@ -134,7 +134,7 @@ def test_discover_counter_files(tmp_path):
     eval_dir = tmp_path / "eval"
     round_dir = eval_dir / "profile" / "round_0"
     c = round_dir / "counters"
-    for rel in [
+    for name in [
         "pass_1/counter_collection.csv",
         "pass_2/counter_collection.csv",
         "pass_1/kernel_trace.csv",
@@ -147,8 +147,8 @@ def test_discover_counter_files(tmp_path):
         "notes.txt",
         "run.json",
     ]:
-        (c / rel).parent.mkdir(parents=True, exist_ok=True)
-        (c / rel).write_text("x")
+        (c / name).parent.mkdir(parents=True, exist_ok=True)
+        (c / name).write_text("x")
     roof = _tree(eval_dir.parent)  # eval/kernels/.../roofline
     found = discover_counter_files(round_dir)
     rel = [p.relative_to(tmp_path).as_posix() for p in found]
@@ -203,11 +203,14 @@ def test_matching_rule_order(tmp_path):
     )
     cs = load_counters([p])
     exact = "void at::native::vectorized_elementwise_kernel<4, Foo>(int)"
-    assert match_measurement(cs, exact).kernel == exact
+    hit = match_measurement(cs, exact)
+    assert hit is not None and hit.kernel == exact
     # same short name: tie broken by dispatch count (the mangled one has 2)
     m = match_measurement(cs, "vectorized_elementwise_kernel")
+    assert m is not None
     assert m.kernel.startswith("_ZN2at6native") and m.dispatches == 2
-    assert match_measurement(cs, "Cijk_Ailk_Bljk_BBS_BH").kernel.startswith("Cijk_")
+    cijk = match_measurement(cs, "Cijk_Ailk_Bljk_BBS_BH")
+    assert cijk is not None and cijk.kernel.startswith("Cijk_")
     assert match_measurement(cs, "fused") is None  # prefix shorter than 6 characters
     assert match_measurement(cs, "") is None
     assert match_measurement(cs, "nothing_like_it") is None

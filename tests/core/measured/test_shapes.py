@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from roofline_tui.core.measured import discover_task_dirs, load_task_dir, match_task
+from roofline_tui.core.measured import (
+    CapturedShapes,
+    discover_task_dirs,
+    load_task_dir,
+    match_task,
+)
 from tests.paths import needs_shared
 
 from .helpers import FIXTURES, UPSTREAM
@@ -158,18 +163,25 @@ def test_workload_only_layout_with_counts_and_latency(tmp_path):
     )
     shapes, problems = load_task_dir(tmp_path)
     assert problems == []
+    assert shapes is not None
     assert shapes.layout == "workload-only" and shapes.kernel == "rms_norm_kernel"
     a, b = shapes.cases
     assert (a.count, a.latency_ms, a.dtypes) == (100, 0.004, ["bf16"])
     assert b.latency_ms == pytest.approx(0.09)  # weight (us) / count / 1000
 
 
+def _matched(tasks: list[CapturedShapes], name: str) -> CapturedShapes:
+    found = match_task(tasks, name)
+    assert found is not None, name
+    return found
+
+
 def test_match_task():
     tasks = [s for d in discover_task_dirs(EVAL) if (s := load_task_dir(d)[0]) is not None]
     assert len(tasks) == 3
-    assert match_task(tasks, "fused_moe_kernel").layout == "moe-op-meta"
-    assert match_task(tasks, "_fwd_grouped_kernel_stage1").layout == "geak-op-task-v1"
-    assert match_task(tasks, "gqa_share_sparse_decode_kernel").layout == "raw-capture"
-    assert match_task(tasks, "fused_moe_kernel_0d1d2d3d").kernel == "fused_moe_kernel"
+    assert _matched(tasks, "fused_moe_kernel").layout == "moe-op-meta"
+    assert _matched(tasks, "_fwd_grouped_kernel_stage1").layout == "geak-op-task-v1"
+    assert _matched(tasks, "gqa_share_sparse_decode_kernel").layout == "raw-capture"
+    assert _matched(tasks, "fused_moe_kernel_0d1d2d3d").kernel == "fused_moe_kernel"
     assert match_task(tasks, "ncclDevKernel_AllReduce") is None
     assert match_task([], "fused_moe_kernel") is None

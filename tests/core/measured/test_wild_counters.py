@@ -158,7 +158,7 @@ def test_rocpd_counter_db_name_cannot_inject_uri_parameters(tmp_path: Path) -> N
 
 
 def test_rocpd_runaway_pmc_view_stops_on_its_budget(tmp_path: Path, monkeypatch) -> None:
-    import roofline_tui.core.measured._util as util
+    import roofline_tui.core.measured.sqlite_ro as util
 
     monkeypatch.setattr(util, "SQLITE_TIME_BUDGET_S", 1.0)
     db = _pmc_db(tmp_path / "bomb.db",

@@ -114,6 +114,7 @@ def test_split_stage_one_by_name(name: str) -> None:
     choice = choose_candidate(est, 8.0e12, 150e-6)
     assert choice.chosen.label == EXPERTS_HIT
     assert choice.chosen.roofline_pct_raw == pytest.approx(0.6605, abs=1e-4)
+    assert choice.chosen.roofline_pct_raw is not None
     assert M.headroom_band(choice.chosen.roofline_pct_raw, 0.90) == "moderate"
     assert any("stage1" in a for a in est.assumptions)
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from roofline_tui.cli import main
+from roofline_tui.core.layout import round_dirs
 from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.rounds.annotate import annotate_round
 from roofline_tui.core.rounds.compare import load_history, speedup_is_noise
-from roofline_tui.core.rounds.layout import round_dirs
 from roofline_tui.core.rounds.series import kernel_keys, kernel_series, round_summary_rows
 from roofline_tui.core.rounds.snapshot import load_serving_metrics
 
@@ -350,13 +350,13 @@ def test_history_of_one_round_is_bounded(profile: Path, monkeypatch: pytest.Monk
     assert HISTORY_LIMIT == 8
     _many_rounds(profile, 14)
     loaded: list[str] = []
-    real = snapshot.load_round
+    real = snapshot.load_snapshot
 
     def counting(round_dir: Path, *args: Any, **kwargs: Any) -> Any:
         loaded.append(Path(round_dir).name)
         return real(round_dir, *args, **kwargs)
 
-    monkeypatch.setattr("roofline_tui.core.rounds.compare.load_round", counting)
+    monkeypatch.setattr("roofline_tui.core.rounds.compare.load_snapshot", counting)
     assert main(["analyze", str(profile / "round_13")]) == 0
     assert loaded == ["round_0"] + [f"round_{i}" for i in range(6, 14)]
     art = read(profile / "round_13" / "profile_roofline.json")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.core.artifact import artifact_to_json
+from roofline_tui.core.rounds import reads as reads_mod
 from roofline_tui.core.rounds import snapshot as snapshot_mod
 from roofline_tui.core.rounds.analysis import write_artifact
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
@@ -20,13 +21,13 @@ from .conftest import MOE, set_serving, speed_up
 def _loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Round directories whose snapshot is built (a cache hit builds none)."""
     built: list[str] = []
-    real = snapshot_mod.load_round
+    real = snapshot_mod.load_snapshot
 
     def counting(round_dir: Path, *args: object, **kwargs: object) -> object:
         built.append(Path(round_dir).name)
         return real(round_dir, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(snapshot_mod, "load_round", counting)
+    monkeypatch.setattr(snapshot_mod, "load_snapshot", counting)
     return built
 
 
@@ -83,15 +84,16 @@ def test_cached_history_equals_uncached_after_each_kind_of_change(
     _same(profile, cache)
 
 
-def test_the_analysed_round_is_parsed_once(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_round_is_parsed_once(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One analysis with its history parses every round's Top-N once: the analysed round's
+    is reused by its history, a sibling's analysis reuses the one its snapshot parsed."""
     parsed: list[str] = []
-    real = snapshot_mod.load_topn
+    real = reads_mod.read_topn
 
     def counting(path: Path) -> object:
         parsed.append(Path(path).parent.name)
         return real(path)
 
-    monkeypatch.setattr(snapshot_mod, "load_topn", counting)
+    monkeypatch.setattr(reads_mod, "read_topn", counting)
     analyze_round_with_history(profile / "round_2")
-    assert "round_2" not in parsed  # the history reused the Top-N the analysis parsed
-    assert sorted(parsed) == ["round_0", "round_1"]
+    assert sorted(parsed) == ["round_0", "round_1", "round_2"]

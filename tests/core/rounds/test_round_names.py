@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from roofline_tui.core.rounds.layout import round_label, round_name
+from roofline_tui.core.layout import round_label, round_name
 
 
 def test_non_utf8_bytes_are_written_as_visible_escapes() -> None:

@@ -1,6 +1,7 @@
 """The one rule for round directories: their files, how they are found, ordered and labelled.
 
-Used by the engine (history), the CLI (``analyze``, ``rounds``, ``playbook``) and the dashboard.
+Used by the engine (``core.rounds``, stage B/C discovery), the CLI (``analyze``, ``rounds``,
+``playbook``), the importers and the dashboard; it imports nothing of the engine but a type.
 
 * A *profile directory* holds one ``round_<R>`` directory per optimisation round (spec §2:
   ``profile/round_<R>/profile_topN.json``). :func:`round_dirs` lists them.
