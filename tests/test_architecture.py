@@ -96,7 +96,7 @@ LONG_FUNCTIONS: dict[str, int] = {
     "markdown.py:artifact_to_markdown": 126,
     "measured/amd.py:parse_rocpd": 82,
     "measured/amd.py:measure_kernel": 107,
-    "measured/counters.py:_load": 83,
+    "measured/counters.py:_load": 85,
     "measured/ncu.py:measure_launches": 94,
     "measured/shapes.py:_load_task_dir": 154,
     "model_config.py:normalize_config": 132,

@@ -7,7 +7,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from roofline_tui.app.session import Decision, Session
+from roofline_tui.app.decisions import Decision
+from roofline_tui.app.session import Session
 from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.rounds.annotate import analyze_round_with_history
 

@@ -12,6 +12,7 @@ instant.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import textwrap
@@ -745,8 +746,8 @@ class _StandInTorch:
 def _backend(monkeypatch: pytest.MonkeyPatch, fake: _StandInTorch, index: int = 0):
     from roofline_tui.calibrate import torch_backend
 
-    real = torch_backend.importlib.import_module
-    monkeypatch.setattr(torch_backend.importlib, "import_module",
+    real = importlib.import_module  # what torch_backend calls
+    monkeypatch.setattr(importlib, "import_module",
                         lambda name: fake if name == "torch" else real(name))
     return torch_backend.open_torch_backend(index, TimingPlan(0.001, 3, 0.001))
 

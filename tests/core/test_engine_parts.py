@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,8 @@ def test_shapes_hint_a_grouped_gemm() -> None:
     (dict(headroom_class="moderate", bound_type="memory", expected_gain_pct=0.2), "low_priority"),
 ])
 def test_routing_table(kw, route) -> None:
-    args = dict(editable=True, confidence="medium", expected_gain_pct=3.0, no_verdict_reason=None)
+    args: dict[str, Any] = dict(editable=True, confidence="medium", expected_gain_pct=3.0,
+                                no_verdict_reason=None)
     args.update(kw)
     decision = route_entry(**args)
     assert decision.route == route and decision.reason
@@ -145,4 +147,4 @@ def test_unvalidated_compute_peak_gives_no_compute_axis_verdict(tmp_path: Path) 
     assert art.peaks.compute_validated is False
     assert gemm.roof_axis == "compute"
     assert gemm.headroom_class == "unknown"
-    assert "unvalidated" in gemm.no_verdict_reason
+    assert gemm.no_verdict_reason is not None and "unvalidated" in gemm.no_verdict_reason

@@ -32,7 +32,7 @@ def test_moe_is_memory_bound_and_saturated(worked_example) -> None:
     assert moe.arithmetic_intensity == pytest.approx(4.6, abs=0.1)
     assert moe.ridge_point == pytest.approx(629, abs=5)  # fp8 peak / HBM
     assert moe.bound_type == "memory"
-    assert 0.86 <= moe.roofline_pct <= 0.90
+    assert moe.roofline_pct is not None and 0.86 <= moe.roofline_pct <= 0.90
     assert moe.headroom_class == "saturated"
     assert moe.attainable_speedup == pytest.approx(1.02, abs=0.01)
     assert moe.expected_e2e_gain_pct == pytest.approx(0.6, abs=0.1)
@@ -61,7 +61,7 @@ def test_attention_is_latency_bound_and_underperforming(worked_example) -> None:
     assert attn.bound_type == "latency"
     assert attn.roofline_pct == pytest.approx(0.18, abs=0.01)
     assert attn.headroom_class == "underperforming"
-    assert 1.6 <= attn.attainable_speedup <= 2.9
+    assert attn.attainable_speedup is not None and 1.6 <= attn.attainable_speedup <= 2.9
     assert attn.target_eff == 0.5
     assert attn.route == "kernel_occupancy"
     assert attn.byte_reduction_levers == []  # only saturated entries get levers

@@ -385,7 +385,7 @@ def test_a_full_disk_on_the_second_file_replaces_neither(tmp_path: Path, monkeyp
             raise OSError(errno.ENOSPC, "No space left on device")
         real(fd)
 
-    monkeypatch.setattr(store.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)  # store calls os.fsync
     with pytest.raises(WriteProblem, match="profile_roofline.md: No space left"):
         write_artifact(Artifact(), tmp_path)
     assert j.read_text() == '{"old": true}\n' and m.read_text() == "# old\n"

@@ -8,12 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roofline_tui.core.inputs import short_name_of
 from roofline_tui.core.measured.models import CounterSet, KernelMeasurement
 from roofline_tui.core.measured.names import NameIndex, best_match
 from roofline_tui.core.measured.names import short_name as measured_short_name
-from roofline_tui.core.names import NAME_CAP, SHORT_NAME_MAX, cap_name, short_name
-from roofline_tui.importers.common import short_name as importer_short_name
+from roofline_tui.core.names import NAME_CAP, SHORT_NAME_MAX, cap_name, short_name, short_name_of
+from roofline_tui.core.names import short_name as importer_short_name
 
 # the three real names each of the two old rules got wrong (issue 13 item 10)
 REAL = [

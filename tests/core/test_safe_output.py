@@ -86,7 +86,7 @@ def test_failed_write_leaves_the_previous_artifact(worked_example: Path, monkeyp
     def crash(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store.os, "replace", crash)
+    monkeypatch.setattr(os, "replace", crash)  # store calls os.replace
     with pytest.raises(OSError):
         write_artifact(art, worked_example)
     assert (worked_example / "profile_roofline.json").read_bytes() == good

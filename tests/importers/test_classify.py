@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from roofline_tui.importers.common import guess_kernel_source, short_name
+from roofline_tui.core.names import short_name
+from roofline_tui.importers.common import guess_kernel_source
 
 # (kernel name as the profilers print it, classification, backend_guess, editable)
 CASES = [

@@ -20,6 +20,7 @@ from roofline_tui.core.dtypes import DTYPE_BYTES
 from roofline_tui.core.inputs import TopN, Workload, parse_topn
 from roofline_tui.core.model_config import normalize_config
 from roofline_tui.core.opmodels import OpContext, moe
+from roofline_tui.core.opmodels.base import OpEstimate
 from roofline_tui.core.opmodels.moe import EXPERTS_HIT, block_scale_bytes, experts_hit
 from tests.core.fidelity_helpers import QWEN3_30B_A3B, kernel, make_round
 from tests.core.helpers import entry, run
@@ -60,7 +61,7 @@ def ctx_for(name: str, doc: TopN | None, *, config: dict[str, Any], tokens: int,
         kv_dtype="bf16", dtype_bytes=dict(DTYPE_BYTES), topn=doc)
 
 
-def part(est: moe.OpEstimate) -> str:
+def part(est: OpEstimate) -> str:
     return next(a for a in est.assumptions if a.startswith("MoE part:"))
 
 

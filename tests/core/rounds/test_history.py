@@ -200,6 +200,7 @@ def test_a_kernel_that_changed_regime_is_not_compared(profile: Path) -> None:
     assert ATTN not in step.appeared and ATTN not in step.vanished
     assert all(p.name != ATTN for p in step.pairs)  # no cross-regime speedup
     s = kernel_series(h, ATTN, "decode")
+    assert s is not None
     assert [p.present for p in s.points] == [True, False, True]
     assert (ATTN, "prefill") in kernel_keys(h)
 
@@ -212,7 +213,7 @@ def test_rounds_on_different_hardware_are_not_compared(demo: Path, profile: Path
     h = load_history(profile)
     for step in h.steps:  # 0 → 1 and 1 → 2 both cross the hardware change
         assert not step.comparable
-        assert "different hardware" in step.not_compared_reason
+        assert "different hardware" in (step.not_compared_reason or "")
         assert step.pairs == [] and step.movements == [] and step.e2e_delta_pct is None
     assert h.baseline_comparable["1"] and h.baseline_comparable["2"] is None
     rows = round_summary_rows(h)
@@ -232,7 +233,7 @@ def test_rounds_with_a_different_workload_are_not_compared(demo: Path, profile: 
     shutil.copy(demo / "config.json", profile / "round_2" / "config.json")
     h = load_history(profile)
     assert h.steps[0].comparable
-    assert not h.steps[1].comparable and "conc 64" in h.steps[1].not_compared_reason
+    assert not h.steps[1].comparable and "conc 64" in (h.steps[1].not_compared_reason or "")
     assert {p.name for p in h.pairs()} == {MOE}
 
 
@@ -285,7 +286,7 @@ def test_serving_metrics_bases(profile: Path) -> None:
     set_serving(profile / "round_0", tpot_ms=10.0)
     set_serving(profile / "round_1", tpot_ms=9.0, output_throughput_tok_s=10000.0)
     step = load_history(profile).steps[0]
-    assert step.e2e_basis.startswith("TPOT")
+    assert (step.e2e_basis or "").startswith("TPOT")
     assert step.e2e_delta_pct == pytest.approx((10.0 / 9.0 - 1) * 100)
     # no serving metrics at all: total GPU time from the Top-N (reduction, positive = faster)
     for r in (0, 1):
@@ -293,7 +294,7 @@ def test_serving_metrics_bases(profile: Path) -> None:
     step = load_history(profile).steps[0]
     t0, t1 = (read(profile / f"round_{r}" / "profile_topN.json")["total_gpu_time_ms"]
               for r in (0, 1))
-    assert step.e2e_basis.startswith("total GPU time")
+    assert (step.e2e_basis or "").startswith("total GPU time")
     assert step.e2e_delta_pct == pytest.approx((1 - t1 / t0) * 100)
 
 
@@ -304,7 +305,7 @@ def test_bad_serving_metrics_are_reported_not_fatal(profile: Path) -> None:
     (profile / "round_2" / "serving_metrics.json").write_text("{not json")
     h = load_history(profile)
     assert any("round_2" in p and "serving_metrics.json" in p for p in h.problems)
-    assert h.steps[0].e2e_basis.startswith("total GPU time")
+    assert (h.steps[0].e2e_basis or "").startswith("total GPU time")
 
 
 # --------------------------------------------------------------------------- dashboard API
@@ -318,8 +319,10 @@ def test_summary_rows_and_kernel_series(profile: Path) -> None:
     assert rows[0].e2e_delta_pct_vs_prev is None
     assert rows[1].e2e_noise is True and rows[2].e2e_noise is False
     assert rows[2].output_throughput_tok_s == 10402.0
-    assert rows[2].delta_total_pct_vs_prev < 0
+    delta = rows[2].delta_total_pct_vs_prev
+    assert delta is not None and delta < 0
     s = kernel_series(h, ATTN)
+    assert s is not None
     assert s.regime == "decode" and s.op_class == "attn"
     assert [p.is_head for p in s.points] == [True, True, False]
     assert s.points[2].measured_speedup_vs_prev == pytest.approx(1.56, abs=1e-3)
@@ -385,7 +388,7 @@ def test_the_gap_of_a_bounded_history_is_not_a_step(profile: Path) -> None:
     assert h.left_out == [1, 2, 3, 4, 5, 6, 7]
     gap = h.steps[0]
     assert (gap.before, gap.after) == (0, 8) and not gap.comparable
-    assert "not consecutive" in gap.not_compared_reason and gap.pairs == []
+    assert "not consecutive" in (gap.not_compared_reason or "") and gap.pairs == []
     assert all(s.comparable for s in h.steps[1:])
     # the baseline as focus: the first rounds, and the later ones listed as left out
     h0 = load_history(profile, focus="round_0", limit=4)

@@ -12,7 +12,9 @@ def test_non_utf8_bytes_are_written_as_visible_escapes() -> None:
     odd = Path(os.fsdecode(b"/p/round_\xff\xfeab"))
     assert round_label(odd) == "\\xff\\xfeab"
     assert round_name(odd) == "round_\\xff\\xfeab"
-    round_label(odd).encode("utf-8")  # would raise for a lone surrogate
+    label = round_label(odd)
+    assert isinstance(label, str)
+    label.encode("utf-8")  # would raise for a lone surrogate
 
 
 def test_ordinary_names_are_unchanged() -> None:
