@@ -226,6 +226,30 @@ def test_concurrent_analyses_of_one_round_leave_a_matching_pair(
         assert no_temps(r0) == []
 
 
+
+@pytest.mark.parametrize("target", ["profile_roofline.json", "profile_roofline.csv"])
+def test_a_writer_waits_while_another_holds_the_lock(
+        demo_copy: Path, procs: list[subprocess.Popen[bytes]], target: str) -> None:
+    """Another process holds the lock of the round's artifact (or CSV): analyze finishes its
+    work but writes nothing until the lock is released, then writes the whole file."""
+    from roofline_tui.core.store import write_lock
+
+    r0 = demo_copy / "profile" / "round_0"
+    path = r0 / target
+    path.unlink(missing_ok=True)
+    extra = ["--csv"] if target.endswith(".csv") else []
+    with write_lock(path):
+        proc = subprocess.Popen([*PROGRAM, "analyze", str(r0), *extra],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(proc)
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the writer did not wait for the lock"
+        assert not path.exists()
+    assert proc.wait(timeout=300) == 0
+    assert path.exists() and no_temps(r0) == []
+
 # --------------------------------------------------------------------------- 12: import --force
 
 

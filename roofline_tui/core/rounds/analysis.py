@@ -31,7 +31,13 @@ from roofline_tui.core.peaks import Peaks, load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
 from roofline_tui.core.rounds.reads import Reads, reads_or_new
 from roofline_tui.core.rounds.records import RoundHistory
-from roofline_tui.core.store import ReadProblem, atomic_write_pair, atomic_write_text, read_json
+from roofline_tui.core.store import (
+    ReadProblem,
+    atomic_write_pair,
+    atomic_write_text,
+    read_json,
+    write_lock,
+)
 
 
 @dataclass
@@ -281,10 +287,14 @@ def _is_under(path: Path, root: Path) -> bool:
 
 
 def write_csv(artifact: Artifact, out_dir: Path) -> Path:
-    """Write ``profile_roofline.csv`` (one row per entry) atomically beside the artifact."""
+    """Write ``profile_roofline.csv`` (one row per entry) atomically beside the artifact, under
+    the file's write lock (two writers never interleave)."""
     from roofline_tui.core.table_csv import CSV_NAME, artifact_to_csv
 
-    return atomic_write_text(Path(out_dir) / CSV_NAME, artifact_to_csv(artifact))
+    path = Path(out_dir) / CSV_NAME
+    text = artifact_to_csv(artifact)
+    with write_lock(path):
+        return atomic_write_text(path, text)
 
 
 def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
