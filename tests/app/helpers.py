@@ -25,6 +25,24 @@ def fixed_clock() -> datetime:
     return FIXED_NOW
 
 
+def record_toasts(app: RooflineApp) -> list[tuple[str, str]]:
+    """Every ``notify`` from now on, as (message, severity); the toasts are still shown."""
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        seen.append((message, kwargs.get("severity", "information")))
+        original(message, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return seen
+
+
+def messages(toasts: list[tuple[str, str]]) -> list[str]:
+    """The messages of :func:`record_toasts`' list, as they are now."""
+    return [message for message, _ in toasts]
+
+
 def make_app(profile_dir: Path, **kwargs: Any) -> RooflineApp:
     """The app as the tests want it: no watcher unless asked, fixed clock, no tmp path shown."""
     kwargs.setdefault("watch", False)

@@ -8,24 +8,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from textual.widgets import Static
 
-from .helpers import make_app, settle, wait_until
+from .helpers import make_app, messages, record_toasts, settle, wait_until
 
 
 async def test_e_on_an_invalid_topn_writes_what_analyze_writes(profile: Path) -> None:
     r = profile / "round_2"
     app = make_app(profile)
-    seen: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kw: Any) -> None:
-        seen.append(message)
-        original(message, **kw)
-
-    app.notify = notify  # type: ignore[method-assign]
+    toasts = record_toasts(app)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         shown_rows = app.pct_table.row_count
@@ -36,12 +28,12 @@ async def test_e_on_an_invalid_topn_writes_what_analyze_writes(profile: Path) ->
         assert "showing the last good result" in status
         assert app.pct_table.row_count == shown_rows  # the last good result stays on screen
         await pilot.press("e")
-        await wait_until(pilot, lambda: any(m.startswith("wrote ") for m in seen))
+        await wait_until(pilot, lambda: any(m.startswith("wrote ") for m in messages(toasts)))
     exported = (r / "profile_roofline.json").read_bytes()
     art = json.loads(exported)
     assert art["skill_errors"] and any("profile_topN.json" in e for e in art["skill_errors"])
     assert art["entries"] == []
-    assert any("does not parse" in m and "skill_errors" in m for m in seen)
+    assert any("does not parse" in m and "skill_errors" in m for m in messages(toasts))
     (r / "profile_roofline.json").unlink()
     done = subprocess.run([sys.executable, "-m", "roofline_tui", "analyze", str(r)],
                           capture_output=True, timeout=120)

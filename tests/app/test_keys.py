@@ -5,36 +5,23 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.widgets import Input, Select, Static
 
-from roofline_tui.app.app import RooflineApp
 from roofline_tui.app.widgets.help_screen import HelpScreen
 
 from .helpers import (
     column,
     make_app,
     read_topn,
+    record_toasts,
     settle,
     static_text,
     tree_state,
     wait_until,
     write_topn,
 )
-
-
-def record_toasts(app: RooflineApp) -> list[tuple[str, str]]:
-    seen: list[tuple[str, str]] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        seen.append((message, kwargs.get("severity", "information")))
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    return seen
 
 
 async def test_opens_on_the_latest_round_with_both_rankings(profile: Path) -> None:

@@ -7,28 +7,25 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from roofline_tui.app import app as app_module
 from roofline_tui.cli import main
 
-from .helpers import column, make_app, read_topn, settle, static_text, wait_until, write_topn
+from .helpers import (
+    column,
+    make_app,
+    read_topn,
+    record_toasts,
+    settle,
+    static_text,
+    wait_until,
+    write_topn,
+)
 
 PRIORS = '{"schema": "roofline-priors-v1", "target_eff": {"moe": 0.7}}'
 
-
-def record_toasts(app: app_module.RooflineApp) -> list[tuple[str, str]]:
-    seen: list[tuple[str, str]] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        seen.append((message, kwargs.get("severity", "information")))
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    return seen
 
 
 @pytest.fixture

@@ -99,7 +99,7 @@ async def test_a_slow_first_analysis_does_not_hold_the_start(profile: Path, monk
     import roofline_tui.app.runner as app_module
 
     release = threading.Event()
-    real = app_module.analyze_round
+    from roofline_tui.core.api import analyze as real  # what the runner calls
 
     def slow(*a, **k):
         release.wait(30)

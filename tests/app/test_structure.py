@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from textual.binding import Binding
@@ -18,7 +17,7 @@ from roofline_tui.app.widgets.help_screen import HelpScreen
 from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.core.artifact import Artifact, Entry
 
-from .helpers import make_app, settle, static_text, wait_until
+from .helpers import make_app, messages, record_toasts, settle, static_text, wait_until
 
 
 def plain(renderable, width: int = 160) -> str:
@@ -63,24 +62,17 @@ async def test_palette_screenshot_saves_an_svg_in_the_cwd_and_says_where(
         profile: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     app = make_app(profile)
-    seen: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kw: Any) -> None:
-        seen.append(message)
-        original(message, **kw)
-
-    app.notify = notify  # type: ignore[method-assign]
+    toasts = record_toasts(app)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
         app.screen.query_one(Input).value = "Screenshot"
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: any(m.startswith("saved ") for m in seen))
+        await wait_until(pilot, lambda: any(m.startswith("saved ") for m in messages(toasts)))
     svgs = list(tmp_path.glob("*.svg"))
     assert len(svgs) == 1 and svgs[0].read_text().startswith("<svg")
-    assert any(m == f"saved {svgs[0]}" for m in seen)
+    assert any(m == f"saved {svgs[0]}" for m in messages(toasts))
 
 
 async def test_round_selector_has_no_blank_entry(profile: Path) -> None:
@@ -171,14 +163,7 @@ async def test_hostile_round_directory_names_never_reach_the_terminal_raw(profil
     evil = "round_\x1b]52;c;ZXZpbA==\x07"
     (profile / "round_2").rename(profile / evil)
     app = make_app(profile)
-    seen: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kw: Any) -> None:
-        seen.append(message)
-        original(message, **kw)
-
-    app.notify = notify  # type: ignore[method-assign]
+    toasts = record_toasts(app)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         assert app.session.shown == profile / evil
@@ -189,8 +174,8 @@ async def test_hostile_round_directory_names_never_reach_the_terminal_raw(profil
         await settle(pilot)
         svg = app.export_screenshot()
         assert "\x1b" not in svg and "\x07" not in svg
-        assert seen and all("\x1b" not in m and "\x07" not in m for m in seen)
-        assert any("round_\\x1b]52;c;ZXZpbA==\\x07 was deleted" in m for m in seen)
+        assert toasts and all("\x1b" not in m and "\x07" not in m for m in messages(toasts))
+        assert any("round_\\x1b]52;c;ZXZpbA==\\x07 was deleted" in m for m in messages(toasts))
 
 
 async def test_focus_is_visible_on_every_focusable_widget(profile: Path) -> None:

@@ -8,23 +8,19 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from textual.widgets import Static
 
-from .helpers import column, make_app, read_topn, settle, wait_until, write_topn
-
-
-def record_toasts(app: Any) -> list[str]:
-    seen: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        seen.append(message)
-        original(message, **kwargs)
-
-    app.notify = notify
-    return seen
+from .helpers import (
+    column,
+    make_app,
+    messages,
+    read_topn,
+    record_toasts,
+    settle,
+    wait_until,
+    write_topn,
+)
 
 
 def bump_first(round_dir: Path, pct: float) -> None:
@@ -44,7 +40,7 @@ async def test_a_replaced_profile_directory_is_followed_and_said(profile: Path) 
         profile.rename(old)
         shutil.copytree(old, profile)
         await wait_until(pilot, lambda: any("profile directory replaced; following the new one"
-                                            in t for t in toasts), timeout=10)
+                                            in t for t in messages(toasts)), timeout=10)
         bump_first(profile / "round_2", 33.33)  # an edit in the new tree shows
         await wait_until(pilot, lambda: "33.33" in column(app.pct_table, "pct"), timeout=10)
         bump_first(old / "round_2", 44.44)  # the old tree is no longer what is shown
@@ -66,7 +62,7 @@ async def test_a_repointed_link_is_followed(tmp_path: Path, profile: Path) -> No
         tmp = tmp_path / "latest.new"
         tmp.symlink_to(b)
         os.replace(tmp, latest)  # `ln -sfn b latest`, atomically
-        await wait_until(pilot, lambda: any("following the new one" in t for t in toasts),
+        await wait_until(pilot, lambda: any("following the new one" in t for t in messages(toasts)),
                          timeout=10)
         bump_first(b / "round_2", 35.55)
         await wait_until(pilot, lambda: "35.55" in column(app.pct_table, "pct"), timeout=10)
