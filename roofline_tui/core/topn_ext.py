@@ -188,9 +188,12 @@ class RankTrace(BaseModel):
 class RankSet(BaseModel):
     """Several ranks of one run: the Top-N is one rank's, with every rank listed."""
 
-    rank: int = Field(description="the rank this Top-N describes")
-    chosen_by: Literal["--rank", "slowest"] = Field(
-        description="named with --rank, or the slowest rank (most GPU time)")
+    rank: int = Field(description="the rank (or device) this Top-N describes")
+    unit: Literal["rank", "device"] = Field(
+        default="rank", description="rank: one trace per rank; device: the GPUs of one "
+                                    "export (an nsys SQLite export or cuda_gpu_trace)")
+    chosen_by: Literal["--rank", "--device-index", "slowest"] = Field(
+        description="named with --rank / --device-index, or the slowest (most GPU time)")
     traces: list[RankTrace] = Field(default_factory=list, description="every rank, by rank")
 
 
@@ -362,8 +365,9 @@ def parse_rank_set(raw: Any) -> tuple[RankSet | None, list[str]]:
                                 launches=_count(t.get("launches")) or 0,
                                 kernels=_count(t.get("kernels")) or 0))
     problems = [f"{EXTENSION_KEY}.ranks.traces: {bad} unusable trace(s) dropped"] if bad else []
-    return RankSet(rank=rank, chosen_by="--rank" if chosen_by == "--rank" else "slowest",
-                   traces=traces), problems
+    named = chosen_by if chosen_by in ("--rank", "--device-index") else "slowest"
+    unit = "device" if raw.get("unit") == "device" else "rank"
+    return RankSet(rank=rank, unit=unit, chosen_by=named, traces=traces), problems
 
 
 def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:

@@ -423,7 +423,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         )
     ext = doc.get(EXTENSION_KEY)
     if isinstance(ext, dict) and ext.get("ranks"):
-        from roofline_tui.importers.ranks import markdown_lines  # several ranks of one run
+        from roofline_tui.importers.spread import markdown_lines  # several ranks or GPUs
 
         lines.extend(markdown_lines(doc))
     return "\n".join(lines) + "\n"

@@ -412,6 +412,9 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
     serving = _serving(steps) if chosen.phased else None
     doc = build_topn(chosen.aggs.values(), source="nsys", total_us=chosen.total_us,
                      launches=n, top=top, notes=notes, serving=serving)
+    sums.attach_spread(doc, dev, device_index,
+                       {d: f"device {d} ({info.name})" if info.name else f"device {d}"
+                        for d, info in devices.items()})
     return TableImport(doc=doc, device_message=message, rows=n, notes=notes, skipped=skipped,
                        device_info=devices.get(dev))
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +31,9 @@ from typing import Any
 
 from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
-from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
-from roofline_tui.core.textsafe import md_cell, printable
-from roofline_tui.core.topn_ext import (
-    RankSet,
-    RankSpread,
-    RankTrace,
-    parse_rank_set,
-    parse_rank_spread,
-)
+from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
+from roofline_tui.importers.spread import ChosenBy, RankKernels, attach_spread
 from roofline_tui.importers.torch_trace import (
     TorchImport,
     collect,
@@ -60,18 +52,6 @@ _NOT_TRACES = frozenset({"profile_topN.json", "profile_roofline.json", "env_repo
                          "execution_details.json"})
 MAX_RANK_FILES = 1024
 MAX_RANK = 1 << 20
-MD_MAX_ROWS = 25
-
-
-@dataclass
-class RankKernels:
-    """What is kept of one rank once its trace has been read."""
-
-    rank: int
-    file: str
-    total_us: float
-    launches: int
-    kernels: dict[str, tuple[int, float]]  # kernel name -> (launches, total µs)
 
 
 @dataclass
@@ -234,8 +214,8 @@ def import_ranks(
     if best is None:
         raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: {_listing(kept)}")
     ordered = [kept[r] for r in sorted(kept)]
-    chosen_by = "--rank" if rank is not None else "slowest"
-    _attach(best.doc, best_rank, chosen_by, ordered)
+    chosen_by: ChosenBy = "--rank" if rank is not None else "slowest"
+    attach_spread(best.doc, best_rank, chosen_by, ordered)
     return RanksImport(result=best, rank=best_rank, chosen_by=chosen_by, ranks=ordered,
                        message=_message(best_rank, chosen_by, ordered))
 
@@ -244,82 +224,8 @@ def _listing(ranks: Iterable[int]) -> str:
     return ", ".join(str(r) for r in sorted(ranks))
 
 
-def spread_of(name: str, ranks: Sequence[RankKernels]) -> RankSpread | None:
-    """The kernel's mean time per launch over the ranks that launched it."""
-    per: dict[int, float] = {}
-    for rk in ranks:
-        got = rk.kernels.get(name)
-        if got is not None and got[0] > 0:
-            per[rk.rank] = got[1] / got[0]
-    if not per:
-        return None
-    values = list(per.values())
-    slowest = max(sorted(per), key=lambda r: per[r])  # ties: the lowest rank
-    return RankSpread(ranks=len(per), min_us=_us(min(values)),
-                      median_us=_us(statistics.median(values)), max_us=_us(max(values)),
-                      slowest_rank=slowest)
-
-
-def _us(value: float) -> float:
-    out = round(float(value), 3)
-    return 0.0 if out == 0 else out
-
-
-def _attach(doc: dict[str, Any], rank: int, chosen_by: str, ranks: Sequence[RankKernels]) -> None:
-    """Write the rank set on the document and, with two ranks or more, each entry's spread."""
-    traces = [RankTrace(rank=rk.rank, file=rk.file, gpu_time_ms=round(rk.total_us / 1000.0, 4),
-                        launches=rk.launches, kernels=len(rk.kernels)) for rk in ranks]
-    block = RankSet(rank=rank, chosen_by="--rank" if chosen_by == "--rank" else "slowest",
-                    traces=traces)
-    ext = doc.setdefault(EXTENSION_KEY, {"version": EXTENSION_VERSION})
-    ext["ranks"] = block.model_dump(mode="json")
-    if len(ranks) < 2:
-        return
-    for entry in doc["top_kernels"]:
-        spread = spread_of(entry["name"], ranks)
-        if spread is not None:
-            entry.setdefault(EXTENSION_KEY, {})["ranks"] = spread.model_dump(mode="json")
-
-
 def _message(rank: int, chosen_by: str, ranks: Sequence[RankKernels]) -> str:
     times = ", ".join(f"{rk.rank} ({units.millis(rk.total_us / 1000.0)})" for rk in ranks)
     why = "named with --rank" if chosen_by == "--rank" else "the slowest: most GPU time"
     other = "" if chosen_by == "--rank" else "; pick another with --rank"
     return f"{len(ranks)} rank trace(s): {times}; Top-N of rank {rank} ({why}){other}"
-
-
-# --------------------------------------------------------------------------- the .md
-
-
-def markdown_lines(doc: dict[str, Any]) -> list[str]:
-    """The ``.md`` section on the ranks: which rank the Top-N is, and each entry's spread (read
-    back through the extension's own parsers)."""
-    ext = doc.get(EXTENSION_KEY)
-    block, _problems = parse_rank_set(ext.get("ranks") if isinstance(ext, dict) else None)
-    if block is None:
-        return []
-    why = ("named with `--rank`" if block.chosen_by == "--rank"
-           else "the slowest rank: most GPU time")
-    lines = ["", "## Ranks", "",
-             f"- this Top-N is rank **{block.rank}** ({why}) of {len(block.traces)} rank "
-             "trace(s)"]
-    for t in block.traces:
-        lines.append(f"- rank {t.rank}: `{md_cell(t.file, limit=80)}`, "
-                     f"{units.millis(t.gpu_time_ms)} GPU time, {t.launches} launches, "
-                     f"{t.kernels} kernels")
-    rows = []
-    for k in doc.get("top_kernels", [])[:MD_MAX_ROWS]:
-        k_ext = k.get(EXTENSION_KEY) if isinstance(k, dict) else None
-        spread, _why = parse_rank_spread(k_ext.get("ranks") if isinstance(k_ext, dict) else None)
-        if spread is None:
-            continue
-        ratio = f"{spread.max_us / spread.median_us:.2f}×" if spread.median_us else "–"
-        rows.append(f"| {printable(k.get('rank'))} | `{md_cell(k.get('short_name'), limit=60)}` "
-                    f"| {spread.ranks} | {units.fixed(spread.min_us, 1)} | "
-                    f"{units.fixed(spread.median_us, 1)} | {units.fixed(spread.max_us, 1)} | "
-                    f"{ratio} | {spread.slowest_rank} |")
-    if rows:
-        lines += ["", "Time per launch across the ranks (µs; each rank's mean per launch):", "",
-                  "| # | kernel | ranks | min | median | max | max/median | slowest rank |",
-                  "|--|--|--|--|--|--|--|--|", *rows]
-    return lines

@@ -9,7 +9,7 @@ import io
 import re
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from roofline_tui.importers.device import DeviceInfo, identify
 from roofline_tui.importers.jsonstream import JsonWalker
 from roofline_tui.importers.sniff import NSYS, ROCPROF
 from roofline_tui.importers.sniff import check as sniff_check
+from roofline_tui.importers.spread import RankKernels, attach_spread
 from roofline_tui.importers.torch_trace import head_text
 
 csv.field_size_limit(1 << 26)
@@ -787,6 +788,23 @@ class LaunchSums:
     def of(self, device: int) -> _DeviceSums:
         return self.devices.get(device) or _DeviceSums()
 
+    def attach_spread(self, doc: dict[str, Any], chosen: int, device_index: int | None,
+                      names: Mapping[int, str]) -> None:
+        """With kernels on two GPUs or more, the Top-N (of ``chosen``) records every GPU and
+        each kernel's time per launch across them (``importers.spread``), as several rank
+        traces do: a straggler GPU shows."""
+        busy = sorted(d for d, s in self.devices.items() if s.launches and d >= 0)
+        if len(busy) < 2 or chosen not in busy:
+            return
+        per = [RankKernels(rank=d, file=names.get(d) or f"device {d}",
+                           total_us=self.devices[d].total_us,
+                           launches=self.devices[d].launches,
+                           kernels={k: (a.calls, a.total_us)
+                                    for k, a in self.devices[d].aggs.items()})
+               for d in busy]
+        attach_spread(doc, chosen, "--device-index" if device_index is not None else "slowest",
+                      per, unit="device")
+
 
 choose_device = _choose  # the one rule for picking a device, shared with the nsys SQLite reader
 
@@ -1149,6 +1167,7 @@ def _nsys_gpu_trace(path: Path, text: str, *, top: int,
     notes = skipped.notes(pname)
     doc = build_topn(chosen.aggs.values(), source="nsys", total_us=chosen.total_us,
                      launches=n, top=top, notes=notes)
+    sums.attach_spread(doc, dev, device_index, devices)
     name = devices.get(dev)
     info = identify(name, {}, source=f"{path.name} Device column") if name else None
     return TableImport(doc=doc, device_message=message, rows=n, notes=notes,

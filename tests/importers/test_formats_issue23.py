@@ -53,6 +53,18 @@ def test_cuda_gpu_trace_is_summed_per_kernel_with_its_geometry(tmp_path: Path) -
     assert res.device_info is not None and res.device_info.arch == "sm_90"
     other = import_nsys(GPU_TRACE, device_index=1).doc
     assert other["num_kernel_launches"] == 2
+    # both GPUs ran kernels: each entry's time per launch across them, from the rows above
+    per_launch: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for r in rows:
+        per_launch[(r["Name"], r["Device"][-2])].append(int(r["Duration (ns)"]))
+    mean = {k: sum(v) / len(v) / 1000.0 for k, v in per_launch.items()}
+    spread = head["x_roofline"]["ranks"]
+    on0, on1 = mean[(gemm_name, "0")], mean[(gemm_name, "1")]
+    assert spread["ranks"] == 2 and spread["slowest_rank"] == (0 if on0 > on1 else 1)
+    assert spread["min_us"] == pytest.approx(min(on0, on1), abs=1e-3)
+    assert spread["max_us"] == pytest.approx(max(on0, on1), abs=1e-3)
+    assert doc["x_roofline"]["ranks"]["unit"] == "device"
+    assert names["Memset"]["x_roofline"]["ranks"]["ranks"] == 1  # only GPU 0 ran one
 
 
 def test_cuda_gpu_trace_cli(tmp_path: Path) -> None:

@@ -177,6 +177,32 @@ def test_built_export_two_devices_and_steps(tmp_path: Path) -> None:
     assert {"Memcpy HtoD", "Memcpy DtoH"} <= set(by_name)
 
 
+
+def test_built_export_spread_across_its_gpus(tmp_path: Path) -> None:
+    """Kernels on two GPUs: the Top-N (of the busiest, or the one named) lists both GPUs and
+    each kernel's mean time per launch on each, computed here from the launches above."""
+    db = make_export(tmp_path / "run.sqlite")
+    doc = import_nsys(db).doc
+    block = doc["x_roofline"]["ranks"]
+    assert block["unit"] == "device" and block["rank"] == 1 and block["chosen_by"] == "slowest"
+    assert [(t["rank"], t["launches"]) for t in block["traces"]] == [(0, 7), (1, 2)]
+    assert block["traces"][1]["file"] == "device 1 (NVIDIA H100 80GB HBM3)"
+    gemm = {k["name"]: k for k in doc["top_kernels"]}[
+        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"]
+    # device 0: launches of 1000 and 4000 ns (2.5 µs each); device 1: one of 9000 ns
+    assert gemm["x_roofline"]["ranks"] == {"ranks": 2, "min_us": 2.5, "median_us": 5.75,
+                                           "max_us": 9.0, "slowest_rank": 1}
+    named = import_nsys(db, device_index=0).doc["x_roofline"]["ranks"]
+    assert named["rank"] == 0 and named["chosen_by"] == "--device-index"
+
+    out = tmp_path / "round_0"
+    done = run_cli("nsys", db, "--out", out)
+    assert done.returncode == 0, done.stderr
+    md = (out / "profile_topN.md").read_text(encoding="utf-8")
+    assert "## Devices" in md and "this Top-N is device **1** (the slowest device" in md
+    assert "- device 1: `device 1 (NVIDIA H100 80GB HBM3)`" in md
+    assert "slowest device |" in md
+
 def test_built_export_missing_tables(tmp_path: Path) -> None:
     db = make_export(tmp_path / "bare.sqlite", gpus=False, nvtx=False, memset=True)
     res = import_nsys(db, device_index=0)
