@@ -527,8 +527,10 @@ def _stream_file(path: Path, col: _Collector) -> dict[str, Any]:
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, on_read=bounded)
         try:
-            for ev in stream.events():
-                col.add(ev)
+            add = col.add
+            for batch in stream.event_batches():
+                for ev in batch:
+                    add(ev)
         except (EOFError, OSError, zlib.error) as exc:
             raise ImportProblem(f"compressed trace is damaged or truncated ({exc})") from None
         if not stream.saw_trace_events:

@@ -198,6 +198,14 @@ class TraceEventStream:
 
     # -- public -------------------------------------------------------------------------
     def events(self) -> Iterator[Any]:
+        """Each item of ``traceEvents`` (or of a bare top-level array), in order."""
+        for batch in self.event_batches():
+            yield from batch
+
+    def event_batches(self) -> Iterator[list[Any]]:
+        """The items of :meth:`events` as consecutive lists (a batch decoded in one call, or a
+        single item read alone): a caller's loop over each list runs without a generator step
+        per item."""
         first = self._peek()
         if not first:
             raise ImportProblem("trace file is empty")
@@ -234,24 +242,28 @@ class TraceEventStream:
                                 if nxt else "the trace ends before its closing '}' (truncated?)")
         self._trailing()
 
-    def _array(self) -> Iterator[Any]:
-        """The traceEvents array, item by item (a trailing comma before ']' is tolerated)."""
-        return self._array_items("traceEvents", trailing_comma=True)
+    def _array(self) -> Iterator[list[Any]]:
+        """The traceEvents array, in batches (a trailing comma before ']' is tolerated)."""
+        return self._array_batches("traceEvents", trailing_comma=True)
 
     def _array_items(self, what: str | None = None, *,
                      trailing_comma: bool = False) -> Iterator[Any]:
-        """Each value of the JSON array at the cursor, parsed one at a time. ``what`` names the
-        array in the error messages (``None``: any array)."""
+        """Each value of the JSON array at the cursor, in order. ``what`` names the array in
+        the error messages (``None``: any array)."""
+        for batch in self._array_batches(what, trailing_comma=trailing_comma):
+            yield from batch
+
+    def _array_batches(self, what: str | None = None, *,
+                       trailing_comma: bool = False) -> Iterator[list[Any]]:
+        """The values of the JSON array at the cursor as consecutive lists: a batch decoded in
+        one call, or one value read alone."""
         self._expect("[", f"at the start of {what or 'an array'}")
         if self._peek() == "]":
             self._pos += 1
             return
         while True:
             batch = self._batch()
-            if batch is None:
-                yield self._value()
-            else:
-                yield from batch
+            yield [self._value()] if batch is None else batch
             nxt = self._peek()
             if nxt == ",":
                 self._pos += 1

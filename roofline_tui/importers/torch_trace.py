@@ -39,9 +39,11 @@ and a step's CPU and GPU mirrors count once. A step with context tokens is a pre
 from __future__ import annotations
 
 import bisect
+import gc
 import gzip
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -51,6 +53,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
+
+import orjson
 
 from roofline_tui.core import units
 from roofline_tui.core.classify import classify as classify_op
@@ -408,9 +412,12 @@ class _Collector:
         # caches of per-name work, each bounded (a hostile trace may use a new name per event)
         self._cat_kinds: dict[str, tuple[str, int]] = {}
         self._launch_kinds: dict[str, int] = {}
-        self._sig_cache: dict[str, Sig | None] = {}
+        self._sig_cache: dict[bytes | str, Sig | None] = {}
         self._sig_cache_room = _SIG_CACHE_CHARS
         self._stages: dict[str, int] = {}  # cpu_op name -> MoE stage it states (0: none)
+        # step label -> (its record, regime, M), or None when it is not a label the step
+        # families parse
+        self._step_labels: dict[str, tuple[StepRecord, int, int] | None] = {}
 
     def _name_id(self, name: str) -> int:
         i = self.name_ids.get(name)
@@ -536,7 +543,10 @@ class _Collector:
         if graph:
             self.graph_corr.add(corr)
         self.r_corr.append(corr)
-        self.r_tid.append(self._thread_of(ev))
+        pid, tid = ev.get("pid"), ev.get("tid")
+        thread = self.tid_ids.get((pid, tid)) if pid.__class__ is int and tid.__class__ is int \
+            else None
+        self.r_tid.append(thread if thread is not None else self._tid_id(pid, tid))
         self.r_ts.append(ts)
 
     def _add_cpu_op(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
@@ -558,16 +568,24 @@ class _Collector:
                 self.s_end.append(ts + dur)
                 self.s_stage.append(stage)
                 self.s_op.append(self._name_id(op))
-        raw_dims = _dims_arg(args)
+        raw_dims = args.get("Input Dims")
+        if raw_dims is None:
+            raw_dims = args.get("Input dims")
         if not isinstance(raw_dims, list) or not raw_dims:
             return  # no dims: nothing to attach
         found = self._signature(op if isinstance(op, str) else None, raw_dims,
                                 args.get("Input type"))
         if found is None:
             return
-        sig = self.sig_id(found)
-        ext = _as_int(_arg(args, "External id"))
-        self.c_tid.append(self._thread_of(ev))
+        i = self.sig_ids.get(found.key)
+        sig = i if i is not None else self.sig_id(found)
+        ext = args.get("External id")
+        if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
+            ext = _as_int(_arg(args, "External id"))
+        pid, tid = ev.get("pid"), ev.get("tid")
+        thread = self.tid_ids.get((pid, tid)) if pid.__class__ is int and tid.__class__ is int \
+            else None
+        self.c_tid.append(thread if thread is not None else self._tid_id(pid, tid))
         self.c_ts.append(ts)
         self.c_end.append(ts + dur)
         self.c_ext.append(ext if ext is not None else -1)
@@ -577,11 +595,23 @@ class _Collector:
         """The launching op's signature: its name and, per argument position, the dims and the
         type as recorded (never de-duplicated), or None without any dims.
 
-        Cleaning is the same for equal raw values, so it runs once per distinct raw triple: the
-        triple's ``repr`` (which tells apart everything JSON can hold: ``1`` from ``1.0`` from
-        ``"1"``) keys a bounded cache."""
+        Cleaning is the same for equal raw values, so it runs once per distinct raw triple,
+        keyed in a bounded cache by a text that tells apart everything JSON can hold (``1`` from
+        ``1.0`` from ``"1"`` from ``true``): the triple serialised by orjson (several times
+        cheaper than ``repr``), or its ``repr`` where orjson cannot tell values apart (it
+        writes ``None``, NaN and the infinities all as ``null``) or cannot serialise one (an
+        integer past 64 bits, a lone surrogate, deep nesting). The two kinds of key are bytes
+        and str, which never compare equal."""
+        raw_key: bytes | str | None
         try:
-            raw_key: str | None = repr((op, raw_dims, raw_types))
+            raw_key = orjson.dumps((op, raw_dims, raw_types))
+            if b"null" in raw_key:
+                raw_key = repr((op, raw_dims, raw_types))
+        except (orjson.JSONEncodeError, TypeError):
+            try:
+                raw_key = repr((op, raw_dims, raw_types))
+            except (RecursionError, ValueError):
+                raw_key = None
         except (RecursionError, ValueError):
             raw_key = None
         if raw_key is not None:
@@ -644,10 +674,24 @@ class _Collector:
             return
         self.execute_spans += 1
         ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
-        rec = parse_step_label(name) or _args_step(name, args)
-        if rec is None or ts is None or dur is None or dur < 0:
+        # a decode run repeats a handful of labels: each is parsed once (the records are frozen)
+        known: tuple[StepRecord, int, int] | None
+        if name in self._step_labels:
+            known = self._step_labels[name]
+        else:
+            parsed = parse_step_label(name)
+            known = None if parsed is None else (parsed, *_regime_of(parsed))
+            if len(self._step_labels) < _CACHE_ITEMS and len(name) <= _CACHE_KEY_CHARS:
+                self._step_labels[name] = known
+        if known is None:
+            rec = _args_step(name, args)
+            if rec is None:
+                return
+            regime, m = _regime_of(rec)
+        else:
+            rec, regime, m = known
+        if ts is None or dur is None or dur < 0:
             return
-        regime, m = _regime_of(rec)
         if cat == "gpu_user_annotation":
             dev = _as_int(args.get("device"))
             if dev is None:
@@ -778,8 +822,18 @@ def collect(path: Path, *, chunk: int = 1 << 20,
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
         try:
-            for ev in stream.events():
-                col.add(ev)
+            add = col.add
+            # decoded JSON holds no cycles and the events die young: the cyclic collector
+            # only costs time while the trace is read, so it is paused until then
+            was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                for batch in stream.event_batches():
+                    for ev in batch:
+                        add(ev)
+            finally:
+                if was_enabled:
+                    gc.enable()
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
                                 f"({exc})") from None
@@ -824,16 +878,46 @@ def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
     return DeviceChoice(chosen, per, msg)
 
 
-def _innermost(c_ts: array[float], c_end: array[float], spans: list[int], q_ts: array[float],
-               queries: list[int], out: array[int]) -> None:
+def _spans_in_order(c_ts: array[float], c_end: array[float], spans: array[int]) -> bool:
+    """Whether ``spans`` already run by start, and by end from the latest among equal starts
+    (what a trace written in time order gives): then sorting would leave them as they are."""
+    prev_ts = prev_end = 0.0
+    first = True
+    for j in spans:
+        ts = c_ts[j]
+        if not first and (ts < prev_ts or (ts == prev_ts and c_end[j] > prev_end)):
+            return False
+        prev_ts, prev_end, first = ts, c_end[j], False
+    return True
+
+
+def _queries_in_order(q_ts: array[float], queries: array[int]) -> bool:
+    prev = -math.inf
+    for p in queries:
+        t = q_ts[p]
+        if t < prev:
+            return False
+        prev = t
+    return True
+
+
+def _innermost(c_ts: array[float], c_end: array[float], spans: Sequence[int],
+               q_ts: array[float], queries: Sequence[int], out: array[int]) -> None:
     """For each query position ``p`` (time ``q_ts[p]``) store in ``out[p]`` the index ``j`` of the
-    innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Both lists are sorted in place."""
-    spans.sort(key=c_end.__getitem__, reverse=True)
-    spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) span first
-    queries.sort(key=q_ts.__getitem__)
-    # the spans' starts and ends in that order; the stack holds positions in it
-    s_start = [c_ts[j] for j in spans]
-    s_end = [c_end[j] for j in spans]
+    innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Spans and queries are taken in
+    time order: sorted copies, unless already in it (typed arrays then, a machine word each)."""
+    if not isinstance(spans, array) or not _spans_in_order(c_ts, c_end, spans):
+        spans = sorted(spans, key=c_end.__getitem__, reverse=True)
+        spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) first
+    if not isinstance(queries, array) or not _queries_in_order(q_ts, queries):
+        queries = sorted(queries, key=q_ts.__getitem__)
+    # the spans' starts and ends in that order (typed arrays: a machine word per span, not a
+    # float object); the stack holds positions in it
+    s_start = array("d", [0.0]) * len(spans)
+    s_end = array("d", [0.0]) * len(spans)
+    for k, j in enumerate(spans):
+        s_start[k] = c_ts[j]
+        s_end[k] = c_end[j]
     stack: list[int] = []
     si = 0
     n_spans = len(spans)
@@ -860,15 +944,15 @@ def _innermost_by_thread(q_tid: array[int], q_ts: array[float], s_tid: array[int
     of the innermost span of the same thread (``s_tid``/``s_ts``/``s_end``) enclosing it, else
     -1. Queries and spans are grouped by thread in one pass each."""
     out = array("q", [-1]) * len(q_tid)
-    queries_of: dict[int, list[int]] = {}
+    queries_of: dict[int, array[int]] = {}
     for p, tid in enumerate(q_tid):
         if tid >= 0:
             queries = queries_of.get(tid)
             if queries is None:
-                queries_of[tid] = [p]
+                queries_of[tid] = array("q", (p,))
             else:
                 queries.append(p)
-    spans_of: dict[int, list[int]] = {tid: [] for tid in queries_of}
+    spans_of: dict[int, array[int]] = {tid: array("q") for tid in queries_of}
     for j, tid in enumerate(s_tid):
         spans = spans_of.get(tid)
         if spans is not None:
@@ -889,15 +973,22 @@ class _Launches:
     graph: array[int]
 
 
-def _fill_launches(first: dict[int, int], more: dict[int, list[int]], out: _Launches,
-                   corrs: array[int], tids: array[int], tss: array[float]) -> None:
+def _fill_launches(first: dict[int, int] | array[int], more: dict[int, list[int]],
+                   out: _Launches, corrs: array[int], tids: array[int], tss: array[float]) -> None:
     """Give each row whose correlation id is among ``corrs`` the thread and time of the first
-    such launch (rows that already have one keep it)."""
+    such launch (rows that already have one keep it). ``first``: the first row of each id, a
+    dict or an array indexed by the id (-1: none)."""
     out_tid, out_ts = out.tid, out.ts
-    where = first.get
-    for corr, tid, ts in zip(corrs, tids, tss, strict=True):
-        p = where(corr)
-        if p is None:
+    if isinstance(first, array):
+        top = len(first)
+        found = ((first[corr] if 0 <= corr < top else -1, corr, tid, ts)
+                 for corr, tid, ts in zip(corrs, tids, tss, strict=True))
+    else:
+        where = first.get
+        found = ((where(corr, -1), corr, tid, ts)
+                 for corr, tid, ts in zip(corrs, tids, tss, strict=True))
+    for p, corr, tid, ts in found:
+        if p < 0:
             continue
         if out_tid[p] < 0:
             out_tid[p] = tid
@@ -916,15 +1007,31 @@ def _find_launches(col: _Collector, rows: array[int]) -> _Launches:
     out = _Launches(array("q", [-1]) * n, array("d", [0.0]) * n, array("b", [0]) * n)
     g_corr = col.g_corr
     # the row of each correlation id (ids below 0 match no launch); rows sharing an id
-    # after the first are listed apart, which real traces never need
-    first: dict[int, int] = {}
+    # after the first are listed apart, which real traces never need. Ids are counters from
+    # 0 in real traces: when they stay below a few times the rows, an array indexed by the id
+    # holds them (a machine word each), else a dict
+    first: dict[int, int] | array[int]
     more: dict[int, list[int]] = {}
-    for p, i in enumerate(rows):
-        corr = g_corr[i]
-        if corr < 0:
-            continue
-        if first.setdefault(corr, p) != p:
-            more.setdefault(corr, []).append(p)
+    high = max((g_corr[i] for i in rows), default=-1)
+    if high < 4 * n + 4096:
+        first = dense = array("q", [-1]) * (high + 1)
+        for p, i in enumerate(rows):
+            corr = g_corr[i]
+            if corr < 0:
+                continue
+            if dense[corr] < 0:
+                dense[corr] = p
+            else:
+                more.setdefault(corr, []).append(p)
+    else:
+        sparse: dict[int, int] = {}
+        first = sparse
+        for p, i in enumerate(rows):
+            corr = g_corr[i]
+            if corr < 0:
+                continue
+            if sparse.setdefault(corr, p) != p:
+                more.setdefault(corr, []).append(p)
     _fill_launches(first, more, out, col.r_corr, col.r_tid, col.r_ts)
     if col.f_corr:
         _fill_launches(first, more, out, col.f_corr, col.f_tid, col.f_ts)
@@ -1021,7 +1128,7 @@ def _launching_ops(col: _Collector, rows: array[int], launches: _Launches) -> _S
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: list[int],
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: array[int],
                    shaped: _Shaped, launches: _Launches) -> None:
     """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs`` (their row positions:
     ``top``): the distinct shape sets, most launches first (at most ``MAX_SHAPES``), and the
@@ -1052,19 +1159,24 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int]
                          "gives them: --capture)")
 
 
-def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: list[int],
+def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int],
+                      top: array[int],
                       shaped: _Shaped, phase_of: array[int]) -> None:
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
     g_name, g_dur = col.g_name, col.g_dur
-    # the kernels each launching-op event launched, for the events that launched several
-    first: dict[int, int] = {}
+    # the kernels each launching-op event launched, for the events that launched several;
+    # events are numbered densely from 0 (captured ones past the trace's), so the first
+    # kernel of each is kept in a typed array indexed by the event (-1: none yet)
+    first = array("q", [-1]) * (max(shaped.event, default=-1) + 1)
     multi: dict[int, list[int]] = {}
     for p, ev in enumerate(shaped.event):
         if ev < 0:
             continue
         nid = g_name[rows[p]]
-        was = first.setdefault(ev, nid)
+        was = first[ev]
+        if was < 0:
+            first[ev] = was = nid
         if was != nid or ev in multi:
             multi.setdefault(ev, [was]).append(nid)
     del first
@@ -1261,7 +1373,7 @@ def _join_steps(col: _Collector, device: int, rows: array[int], launches: _Launc
     return steps, step_of
 
 
-def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array[int], top: list[int],
+def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array[int], top: array[int],
                    steps: list[_Step], step_of: array[int]
                    ) -> tuple[ServingInfo | None, array[int]]:
     """Per-phase calls, time and M of the kernels in ``aggs`` (row positions ``top``); the
@@ -1411,7 +1523,7 @@ def import_collected(
         notes.append(f"{len(captures)} graph-capture trace(s) given, but no kernel of this "
                      "trace was replayed from a graph: not used")
     g_name = col.g_name
-    top_pos = [p for p, i in enumerate(rows) if g_name[i] in top_aggs]
+    top_pos = array("q", (p for p, i in enumerate(rows) if g_name[i] in top_aggs))
     _attach_shapes(col, top_aggs, rows, top_pos, shaped, launches_of)
     serving, phase_of = _attach_phases(top_aggs, col, rows, top_pos, steps, step_of)
     _attach_instances(col, top_aggs, rows, top_pos, shaped, phase_of)
