@@ -298,42 +298,74 @@ def build_chart(artifact: Artifact) -> ChartModel:
     points: list[ChartPoint] = []
     skipped: list[NotPlotted] = []
     for rank, e in _ranked_entries(a):
-        ai = _finite_pos(e.arithmetic_intensity)
-        y = _finite_pos(e.achieved_flops)
-        if y is None and ai is not None:
-            y = _finite_pos((e.achieved_bw_bytes_s or 0) * ai)
-        reason: str | None = None
-        if not e.modeled:
-            why = _degraded_reason(a, e)
-            reason = f"not modelled: {why}" if why else "not modelled"
-        elif ai is None:
-            reason = ("no arithmetic intensity (no FLOPs or no bytes modelled): "
-                      "cannot sit on a log axis")
-        elif y is None:
-            reason = "no achieved FLOP/s (zero FLOPs or no time)"
-        if reason is not None:
-            skipped.append(NotPlotted(rank=rank, short_name=e.short_name, reason=reason))
-            continue
-        assert ai is not None and y is not None
-        dtype = _entry_dtype(e)
-        peak = peaks_all.get(dtype) if dtype else None
-        roof_y = _attainable(bw, peak, ai)
-        target = _finite_pos(e.target_eff)
-        raw = _finite_pos(e.roofline_pct_raw)
-        cls = e.headroom_class if e.headroom_class in HEADROOM_COLOURS else "unknown"
-        size, band = _size(e.pct_gpu_time)
-        points.append(ChartPoint(
-            rank=rank, short_name=e.short_name, name=e.name, x=ai, y=y,
-            pct_gpu_time=e.pct_gpu_time, headroom_class=cls, colour=HEADROOM_COLOURS[cls],
-            marker="suspect" if e.suspect else "point", size=size, size_band=band,
-            dtype=dtype, roof_y=roof_y,
-            target_y=roof_y * target if (roof_y is not None and target) else None,
-            roofline_pct=e.roofline_pct, roofline_pct_raw=raw, target_eff=target,
-            bound_type=e.bound_type,
-        ))
+        placed = _chart_point(a, rank, e, bw, peaks_all)
+        if isinstance(placed, NotPlotted):
+            skipped.append(placed)
+        else:
+            points.append(placed)
 
-    # dtypes in play: the ones the heads were measured against; bf16 (or the slowest listed)
-    # when no head names one, so an all-memory-bound chart still shows where compute starts.
+    in_play = _dtypes_in_play(points, peaks_all, notes)
+    peaks = {d: peaks_all[d] for d in in_play}
+    ridges = [Ridge(dtype=d, x=peaks[d] / bw, y=peaks[d]) for d in in_play] if bw else []
+    xa, ya = _chart_axes(points, ridges, peaks)
+    roofs = _peak_roofs(bw, peaks, xa, ya) + _target_roofs(points, bw, peaks, xa, ya)
+
+    rnd = a.round
+    title = "Roofline" + (f" — round {rnd}" if rnd is not None else "")
+    title += f" ({a.gfx or 'unknown arch'}, stage {a.stage})"
+    return ChartModel(
+        title=title, x_axis=xa, y_axis=ya, peak_bw=bw, roofs=tuple(roofs),
+        ridges=tuple(ridges), points=tuple(points), not_plotted=tuple(skipped),
+        notes=tuple(notes), peaks_flops=peaks,
+    )
+
+
+def _chart_point(
+    a: Artifact, rank: int, e: Entry, bw: float | None, peaks_all: dict[str, float]
+) -> ChartPoint | NotPlotted:
+    """The point of entry ``e``, or why it cannot be plotted."""
+    ai = _finite_pos(e.arithmetic_intensity)
+    y = _finite_pos(e.achieved_flops)
+    if y is None and ai is not None:
+        y = _finite_pos((e.achieved_bw_bytes_s or 0) * ai)
+    reason: str | None = None
+    if not e.modeled:
+        why = _degraded_reason(a, e)
+        reason = f"not modelled: {why}" if why else "not modelled"
+    elif ai is None:
+        reason = ("no arithmetic intensity (no FLOPs or no bytes modelled): "
+                  "cannot sit on a log axis")
+    elif y is None:
+        reason = "no achieved FLOP/s (zero FLOPs or no time)"
+    if reason is not None:
+        return NotPlotted(rank=rank, short_name=e.short_name, reason=reason)
+    assert ai is not None and y is not None
+    dtype = _entry_dtype(e)
+    peak = peaks_all.get(dtype) if dtype else None
+    roof_y = _attainable(bw, peak, ai)
+    target = _finite_pos(e.target_eff)
+    raw = _finite_pos(e.roofline_pct_raw)
+    cls = e.headroom_class if e.headroom_class in HEADROOM_COLOURS else "unknown"
+    size, band = _size(e.pct_gpu_time)
+    return ChartPoint(
+        rank=rank, short_name=e.short_name, name=e.name, x=ai, y=y,
+        pct_gpu_time=e.pct_gpu_time, headroom_class=cls, colour=HEADROOM_COLOURS[cls],
+        marker="suspect" if e.suspect else "point", size=size, size_band=band,
+        dtype=dtype, roof_y=roof_y,
+        target_y=roof_y * target if (roof_y is not None and target) else None,
+        roofline_pct=e.roofline_pct, roofline_pct_raw=raw, target_eff=target,
+        bound_type=e.bound_type,
+    )
+
+
+def _dtypes_in_play(
+    points: list[ChartPoint], peaks_all: dict[str, float], notes: list[str]
+) -> list[str]:
+    """Dtypes whose compute roof is drawn, slowest first.
+
+    The ones the heads were measured against; bf16 (or the slowest listed) when no head
+    names one, so an all-memory-bound chart still shows where compute starts.
+    """
     in_play = sorted({p.dtype for p in points if p.dtype and p.dtype in peaks_all},
                      key=lambda d: peaks_all[d])
     for p in points:
@@ -342,10 +374,13 @@ def build_chart(artifact: Artifact) -> ChartModel:
     if not in_play and peaks_all:
         fallback = "bf16" if "bf16" in peaks_all else min(peaks_all, key=lambda d: peaks_all[d])
         in_play = [fallback]
-    peaks = {d: peaks_all[d] for d in in_play}
-    ridges = [Ridge(dtype=d, x=peaks[d] / bw, y=peaks[d]) for d in in_play] if bw else []
+    return in_play
 
-    # axis ranges: every point, ridge and compute/target roof level on screen
+
+def _chart_axes(
+    points: list[ChartPoint], ridges: list[Ridge], peaks: dict[str, float]
+) -> tuple[Axis, Axis]:
+    """Axis ranges that keep every point, ridge and compute/target roof level on screen."""
     xs = [p.x for p in points] + [r.x for r in ridges]
     if ridges:
         xs.append(max(r.x for r in ridges) * 10 ** RIDGE_ROOM_DECADES)
@@ -354,9 +389,12 @@ def build_chart(artifact: Artifact) -> ChartModel:
     ys += [p.roof_y for p in points if p.roof_y]
     x_lo, x_hi = _range(xs, DEFAULT_X)
     y_lo, y_hi = _range(ys, DEFAULT_Y)
-    xa = Axis("arithmetic intensity", "FLOP/B", x_lo, x_hi)
-    ya = Axis("performance", "FLOP/s", y_lo, y_hi)
+    return (Axis("arithmetic intensity", "FLOP/B", x_lo, x_hi),
+            Axis("performance", "FLOP/s", y_lo, y_hi))
 
+
+def _peak_roofs(bw: float | None, peaks: dict[str, float], xa: Axis, ya: Axis) -> list[Roof]:
+    """The memory roof up to the highest ridge, then one compute roof per dtype in play."""
     roofs: list[Roof] = []
     if bw:
         top = max(peaks.values()) if peaks else None
@@ -365,12 +403,20 @@ def build_chart(artifact: Artifact) -> ChartModel:
         if rx:
             roofs.append(Roof(kind="memory", label=f"HBM {rate(bw, 'B/s')}", xs=rx, ys=ry,
                               value=bw))
-    for d in in_play:
+    for d in peaks:
         start = peaks[d] / bw if bw else xa.min
         rx, ry = _clip_roof(None, peaks[d], 1.0, start, xa.max, xa, ya)
         if rx:
             roofs.append(Roof(kind="compute", dtype=d, value=peaks[d], xs=rx, ys=ry,
                               label=f"{d} {rate(peaks[d], 'FLOP/s')}"))
+    return roofs
+
+
+def _target_roofs(
+    points: list[ChartPoint], bw: float | None, peaks: dict[str, float], xa: Axis, ya: Axis
+) -> list[Roof]:
+    """One dashed target roof per (target efficiency, dtype) shared by plotted heads."""
+    roofs: list[Roof] = []
     groups: dict[tuple[float, str | None], list[str]] = {}
     for p in points:
         if p.target_eff and p.roof_y is not None:
@@ -386,12 +432,4 @@ def build_chart(artifact: Artifact) -> ChartModel:
                 xs=rx, ys=ry, applies_to=tuple(names), colour=TARGET_COLOUR,
                 label=f"target {eff:.0%}{' ' + dt if dt else ''} ({ranks})",
             ))
-
-    rnd = a.round
-    title = "Roofline" + (f" — round {rnd}" if rnd is not None else "")
-    title += f" ({a.gfx or 'unknown arch'}, stage {a.stage})"
-    return ChartModel(
-        title=title, x_axis=xa, y_axis=ya, peak_bw=bw, roofs=tuple(roofs),
-        ridges=tuple(ridges), points=tuple(points), not_plotted=tuple(skipped),
-        notes=tuple(notes), peaks_flops=peaks,
-    )
+    return roofs

@@ -103,6 +103,26 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
 
 
 def artifact_to_markdown(a: Artifact) -> str:
+    by_short = a.entries_by_short_name()
+    out: list[str] = _header_lines(a)
+    out += _ranking_table(a, by_short)
+    out += _two_rankings(a, by_short)
+    if a.movement is not None:
+        out += ["", "## Round-over-round movement", ""]
+        out += movement_lines(a.movement, a.round_history)
+    out += ["", "## Per-entry notes", ""]
+    for short in a.ranking_by_pct:
+        e = by_short.get(short)
+        if e is None:
+            continue
+        out += _entry_notes(e)
+        out.append("")
+    out += _closing_lines(a)
+    return "\n".join(out)
+
+
+def _header_lines(a: Artifact) -> list[str]:
+    """Title, next target, peaks, stage, workload, scope and profile notes (and the plot)."""
     rnd = a.round
     title = f"# Roofline headroom — round `{md_cell(rnd)}`" if rnd is not None else "# Roofline headroom"
     out: list[str] = [f"{title} ({md_cell(a.gfx or 'unknown arch')}, stage {md_cell(a.stage)})",
@@ -130,12 +150,17 @@ def artifact_to_markdown(a: Artifact) -> str:
     plot_file = a.plot_file
     if plot_file:  # written beside the artifact by --plot
         out += [f"![roofline]({md_cell(plot_file)})", ""]
+    return out
+
+
+def _ranking_table(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
+    """The main table: one row per entry in GPU-time order."""
+    out: list[str] = []
     out.append(
         "| # | kernel | regime | class | %gpu | t/launch | unit | bytes | AI | hbm_util | "
         "compute_util | bound | roofline | target | speedup | e2e gain | headroom | route | flags |"
     )
     out.append("|" + "---|" * 19)
-    by_short = a.entries_by_short_name()
     for i, short in enumerate(a.ranking_by_pct, 1):
         e = by_short.get(short)
         if e is None:
@@ -165,7 +190,12 @@ def artifact_to_markdown(a: Artifact) -> str:
                 ", ".join(flags_of(e)) or "–",
             ]) + " |"
         )
-    out += ["", "## Two rankings, side by side", ""]
+    return out
+
+
+def _two_rankings(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
+    """GPU-time ranking beside the expected-gain ranking, and whether they agree."""
+    out: list[str] = ["", "## Two rankings, side by side", ""]
     if a.ranking_by_pct != a.ranking_by_expected_gain:
         out.append("The rankings **disagree**: GPU time and expected gain point at different kernels.")
     else:
@@ -177,48 +207,48 @@ def artifact_to_markdown(a: Artifact) -> str:
         pe = by_short.get(p)
         pct = f" ({pe.pct_gpu_time:.2f}%)" if pe and pe.pct_gpu_time is not None else ""
         out.append(f"| {i} | `{md_cell(p, limit=48)}`{pct} | `{md_cell(g, limit=48)}`{gain} |")
-    if a.movement is not None:
-        out += ["", "## Round-over-round movement", ""]
-        out += movement_lines(a.movement, a.round_history)
-    out += ["", "## Per-entry notes", ""]
-    for short in a.ranking_by_pct:
-        e = by_short.get(short)
-        if e is None:
-            continue
-        out.append(f"### `{md_cell(e.short_name, limit=80)}`")
+    return out
+
+
+def _entry_notes(e: Entry) -> list[str]:
+    """One entry's notes section (without its closing blank line)."""
+    out: list[str] = [f"### `{md_cell(e.short_name, limit=80)}`", ""]
+    if e.name != e.short_name:
+        out.append(f"- full name: `{md_cell(e.name, limit=200)}`")
+    if e.unit:
+        out.append(f"- unit: {md_cell(e.unit)}")
+    if e.route:
+        out.append(f"- route: **{md_cell(e.route)}** — {md_cell(e.route_reason or '')}")
+    for assumption in e.assumptions:
+        out.append(f"- assumption: {md_cell(assumption)}")
+    if e.logical_op is not None:
+        split = ", ".join(f"`{md_cell(k.short_name, limit=60)}` {units.millis(k.t_ms)} "
+                          f"({units.pct(k.share, 0)})" for k in e.logical_op.kernels)
+        out.append(f"- logical op ({md_cell(e.logical_op.linked_by)}): {split}")
+    if e.demonstrated is not None:
+        out.append(f"- demonstrated: {units.ratio(e.demonstrated.demonstrated_speedup)} "
+                   f"to this run's best — {md_cell(e.demonstrated.note)}")
+    if e.part_of:
+        out.append(f"- part of the logical op of `{md_cell(e.part_of, limit=80)}`: judged "
+                   "there")
+    if e.instances:
+        out += ["", "| instance op | shapes | calls | t/launch | bytes | FLOPs | roofline |",
+                "|--|--|--|--|--|--|--|"]
+        out += [f"| `{md_cell(r.op or '–', limit=60)}` | `{md_cell(r.shapes, limit=80)}` | "
+                f"{'–' if r.calls is None else f'{r.calls:g}'} | {units.millis(r.t_ms)} | {units.nbytes(r.bytes_est)} | "
+                f"{units.rate(r.flops_est, 'FLOP')} | {units.pct(r.roofline_pct, 0)} "
+                f"{r.roof_axis or ''} |" for r in e.instances]
         out.append("")
-        if e.name != e.short_name:
-            out.append(f"- full name: `{md_cell(e.name, limit=200)}`")
-        if e.unit:
-            out.append(f"- unit: {md_cell(e.unit)}")
-        if e.route:
-            out.append(f"- route: **{md_cell(e.route)}** — {md_cell(e.route_reason or '')}")
-        for assumption in e.assumptions:
-            out.append(f"- assumption: {md_cell(assumption)}")
-        if e.logical_op is not None:
-            split = ", ".join(f"`{md_cell(k.short_name, limit=60)}` {units.millis(k.t_ms)} "
-                              f"({units.pct(k.share, 0)})" for k in e.logical_op.kernels)
-            out.append(f"- logical op ({md_cell(e.logical_op.linked_by)}): {split}")
-        if e.demonstrated is not None:
-            out.append(f"- demonstrated: {units.ratio(e.demonstrated.demonstrated_speedup)} "
-                       f"to this run's best — {md_cell(e.demonstrated.note)}")
-        if e.part_of:
-            out.append(f"- part of the logical op of `{md_cell(e.part_of, limit=80)}`: judged "
-                       "there")
-        if e.instances:
-            out += ["", "| instance op | shapes | calls | t/launch | bytes | FLOPs | roofline |",
-                    "|--|--|--|--|--|--|--|"]
-            out += [f"| `{md_cell(r.op or '–', limit=60)}` | `{md_cell(r.shapes, limit=80)}` | "
-                    f"{'–' if r.calls is None else f'{r.calls:g}'} | {units.millis(r.t_ms)} | {units.nbytes(r.bytes_est)} | "
-                    f"{units.rate(r.flops_est, 'FLOP')} | {units.pct(r.roofline_pct, 0)} "
-                    f"{r.roof_axis or ''} |" for r in e.instances]
-            out.append("")
-        if e.notes:
-            out.append(f"- notes: {md_cell(e.notes)}")
-        for lever in e.byte_reduction_levers:
-            out.append(f"- lever: {md_cell(lever)}")
-        out.append("")
-    out += ["## Degraded / not modelled", ""]
+    if e.notes:
+        out.append(f"- notes: {md_cell(e.notes)}")
+    for lever in e.byte_reduction_levers:
+        out.append(f"- lever: {md_cell(lever)}")
+    return out
+
+
+def _closing_lines(a: Artifact) -> list[str]:
+    """Degraded entries, input problems and the doctrine."""
+    out: list[str] = ["## Degraded / not modelled", ""]
     if a.degraded:
         out += [f"- `{md_cell(d.name, limit=80)}`: {md_cell(d.reason)}" for d in a.degraded]
     else:
@@ -227,4 +257,4 @@ def artifact_to_markdown(a: Artifact) -> str:
         out += ["", "## Problems reading the inputs", ""]
         out += [f"- {md_cell(err)}" for err in a.skill_errors]
     out += ["", "## Doctrine", "", DOCTRINE, ""]
-    return "\n".join(out)
+    return out

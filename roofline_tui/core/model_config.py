@@ -610,76 +610,13 @@ def normalize_config(raw: dict[str, Any], *, kv_cache_dtype: str | None = None) 
     hidden = r.essential(("hidden_size", "n_embd", "d_model"))
     n_layers = r.essential(("num_hidden_layers", "n_layer", "num_layers"), limit=_MAX_LAYERS)
     heads = r.essential(("num_attention_heads", "n_head", "num_heads"))
-
-    kv_heads = r.optional(
-        ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-    )
-    if kv_heads is None:
-        kv_heads = heads
-        r.note(f"num_key_value_heads not given; assumed = num_attention_heads ({heads})")
-    elif kv_heads > heads:
-        r.note(f"num_key_value_heads {kv_heads} > num_attention_heads {heads}; capped at {heads}")
-        kv_heads = heads
-    elif heads % kv_heads:
-        r.note(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
-
+    kv_heads = _kv_head_count(r, heads)
     mla = _mla_dims(r)
-    if mla is not None:
-        head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim
-        r.note(
-            f"MLA: head_dim = qk_nope_head_dim + qk_rope_head_dim = {head_dim}; KV cache holds "
-            f"kv_lora_rank + qk_rope_head_dim = {mla.kv_lora_rank + mla.qk_rope_head_dim} "
-            f"elements per token per layer"
-        )
-    else:
-        explicit = r.optional(("head_dim",))
-        if explicit is not None:
-            head_dim = explicit
-        else:
-            head_dim = max(hidden // heads, 1)
-            remainder = " (not exact)" if hidden % heads else ""
-            r.note(
-                f"head_dim not given; hidden_size/num_attention_heads = {head_dim}{remainder}"
-            )
-
-    num_experts = _num_experts(r)
-    top_k = _top_k(r) if num_experts else None
-    if top_k is not None and num_experts is not None and top_k > num_experts:
-        r.note(f"experts per token {top_k} > experts {num_experts}; ignored")
-        top_k = None
-    if num_experts and top_k is None:
-        r.note("experts per token not given")
-
-    intermediate = r.optional(("intermediate_size", "ffn_hidden_size", "n_inner"))
-    dense_mlp = r.optional(("intermediate_size_mlp",))
-    moe_inter: int | None = None
-    num_shared = 0
-    shared_inter: int | None = None
-    num_moe_layers = 0
-    if num_experts:
-        moe_inter = r.optional(("moe_intermediate_size", "expert_intermediate_size"))
-        if moe_inter is None and intermediate is not None:
-            moe_inter = intermediate
-            r.note(
-                f"no moe_intermediate_size; intermediate_size {intermediate} is per-expert "
-                f"({family})"
-            )
-            intermediate = dense_mlp
-        elif moe_inter is None:
-            r.note("per-expert intermediate size not given")
-        num_moe_layers = _moe_layer_count(r, n_layers)
-        n_shared = r.optional(("n_shared_experts", "num_shared_experts"), positive=False)
-        qwen_shared = r.optional(("shared_expert_intermediate_size",), positive=False)
-        if n_shared:
-            num_shared = n_shared
-            shared_inter = qwen_shared or moe_inter
-        elif qwen_shared:
-            num_shared = 1
-            shared_inter = qwen_shared
-    elif dense_mlp is not None:
-        intermediate = dense_mlp
-    if intermediate is None and not num_experts:
-        r.note("intermediate_size not given")
+    head_dim = _head_dim(r, mla, hidden, heads)
+    num_experts, top_k = _expert_counts(r)
+    intermediate, moe_inter, num_shared, shared_inter, num_moe_layers = _mlp_sizes(
+        r, num_experts, n_layers, family
+    )
 
     full, sliding, linear = _attention_layout(r, n_layers, family)
     window = r.optional(("sliding_window",)) if sliding else None
@@ -719,6 +656,92 @@ def normalize_config(raw: dict[str, Any], *, kv_cache_dtype: str | None = None) 
         vocab_size=r.optional(("vocab_size", "padded_vocab_size")),
         notes=tuple(r.notes),
     )
+
+
+def _kv_head_count(r: _Reader, heads: int) -> int:
+    """KV heads, defaulting to (and capped at) the attention head count."""
+    kv_heads = r.optional(
+        ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+    )
+    if kv_heads is None:
+        r.note(f"num_key_value_heads not given; assumed = num_attention_heads ({heads})")
+        return heads
+    if kv_heads > heads:
+        r.note(f"num_key_value_heads {kv_heads} > num_attention_heads {heads}; capped at {heads}")
+        return heads
+    if heads % kv_heads:
+        r.note(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+    return kv_heads
+
+
+def _head_dim(r: _Reader, mla: MLADims | None, hidden: int, heads: int) -> int:
+    """Per-head dimension: MLA's nope + rope dims, else ``head_dim``, else hidden / heads."""
+    if mla is not None:
+        head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+        r.note(
+            f"MLA: head_dim = qk_nope_head_dim + qk_rope_head_dim = {head_dim}; KV cache holds "
+            f"kv_lora_rank + qk_rope_head_dim = {mla.kv_lora_rank + mla.qk_rope_head_dim} "
+            f"elements per token per layer"
+        )
+        return head_dim
+    explicit = r.optional(("head_dim",))
+    if explicit is not None:
+        return explicit
+    head_dim = max(hidden // heads, 1)
+    remainder = " (not exact)" if hidden % heads else ""
+    r.note(f"head_dim not given; hidden_size/num_attention_heads = {head_dim}{remainder}")
+    return head_dim
+
+
+def _expert_counts(r: _Reader) -> tuple[int | None, int | None]:
+    """(experts, experts per token); a top-k above the expert count is dropped."""
+    num_experts = _num_experts(r)
+    top_k = _top_k(r) if num_experts else None
+    if top_k is not None and num_experts is not None and top_k > num_experts:
+        r.note(f"experts per token {top_k} > experts {num_experts}; ignored")
+        top_k = None
+    if num_experts and top_k is None:
+        r.note("experts per token not given")
+    return num_experts, top_k
+
+
+_MLPSizes = tuple[int | None, int | None, int, int | None, int]
+
+
+def _mlp_sizes(r: _Reader, num_experts: int | None, n_layers: int, family: str) -> _MLPSizes:
+    """(dense intermediate, per-expert intermediate, shared experts, shared-expert
+    intermediate, MoE layers)."""
+    intermediate = r.optional(("intermediate_size", "ffn_hidden_size", "n_inner"))
+    dense_mlp = r.optional(("intermediate_size_mlp",))
+    moe_inter: int | None = None
+    num_shared = 0
+    shared_inter: int | None = None
+    num_moe_layers = 0
+    if num_experts:
+        moe_inter = r.optional(("moe_intermediate_size", "expert_intermediate_size"))
+        if moe_inter is None and intermediate is not None:
+            moe_inter = intermediate
+            r.note(
+                f"no moe_intermediate_size; intermediate_size {intermediate} is per-expert "
+                f"({family})"
+            )
+            intermediate = dense_mlp
+        elif moe_inter is None:
+            r.note("per-expert intermediate size not given")
+        num_moe_layers = _moe_layer_count(r, n_layers)
+        n_shared = r.optional(("n_shared_experts", "num_shared_experts"), positive=False)
+        qwen_shared = r.optional(("shared_expert_intermediate_size",), positive=False)
+        if n_shared:
+            num_shared = n_shared
+            shared_inter = qwen_shared or moe_inter
+        elif qwen_shared:
+            num_shared = 1
+            shared_inter = qwen_shared
+    elif dense_mlp is not None:
+        intermediate = dense_mlp
+    if intermediate is None and not num_experts:
+        r.note("intermediate_size not given")
+    return intermediate, moe_inter, num_shared, shared_inter, num_moe_layers
 
 
 def load_model_config(

@@ -69,6 +69,14 @@ def _figure(model: ChartModel) -> Any:
 
 
 def _draw(ax: Any, m: ChartModel) -> None:
+    _draw_axes(ax, m)
+    _draw_roofs(ax, m)
+    _draw_points(ax, m)
+    _draw_legend(ax, m)
+
+
+def _draw_axes(ax: Any, m: ChartModel) -> None:
+    """Log axes over the model's ranges, decade ticks, labels and the title."""
     xa, ya = m.x_axis, m.y_axis
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -82,6 +90,10 @@ def _draw(ax: Any, m: ChartModel) -> None:
     ax.set_ylabel(f"performance ({ya.unit})")
     ax.set_title(printable(m.title, limit=160), loc="left", fontsize=11)
 
+
+def _draw_roofs(ax: Any, m: ChartModel) -> None:
+    """Memory and compute roofs (labelled along them), dashed target roofs, ridge points."""
+    xa, ya = m.x_axis, m.y_axis
     # on screen, one decade of y rises this many degrees per decade of x (the memory roof's slope)
     px_per_x = _FIG_SIZE[0] * _AXES_RECT[2] / (xa.hi - xa.lo)
     px_per_y = _FIG_SIZE[1] * _AXES_RECT[3] / (ya.hi - ya.lo)
@@ -109,6 +121,9 @@ def _draw(ax: Any, m: ChartModel) -> None:
         ax.annotate(f"ridge {r.dtype} {r.x:.0f}", (r.x, ya.min), xytext=(3, 4),
                     textcoords="offset points", rotation=90, fontsize=7, color=ROOF_COLOUR)
 
+
+def _draw_points(ax: Any, m: ChartModel) -> None:
+    """One labelled marker per head; a suspect one with a dotted line down to its roof."""
     for p in m.points:
         area = 30.0 + 420.0 * p.size
         if p.suspect:
@@ -125,8 +140,10 @@ def _draw(ax: Any, m: ChartModel) -> None:
                     textcoords="offset points", fontsize=9, fontweight="bold", color="black",
                     zorder=5)
 
-    # the legend: kernels by rank (names are long), then what was not plotted
-    lines = []
+
+def _draw_legend(ax: Any, m: ChartModel) -> None:
+    """Kernels by rank (names are long), what was not plotted, the colour key and notes."""
+    lines: list[tuple[str, str]] = []
     for p in m.points:
         roof_pct = "–" if p.roofline_pct_raw is None else f"{p.roofline_pct_raw:.0%}"
         gpu = "–" if p.pct_gpu_time is None else f"{p.pct_gpu_time:.1f}%"

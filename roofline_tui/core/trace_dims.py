@@ -554,6 +554,34 @@ def _resolve_hidden(
     return value, line, None
 
 
+def _read_ops(entries: Iterable[Mapping[str, Any]]
+              ) -> tuple[_Readings, list[_NormReading], list[_Gemm], list[str]]:
+    """Every instance op read by the rule its name picks: (readings, norm weights, GEMMs,
+    names of the MoE ops seen)."""
+    out = _Readings({}, [])
+    norms: list[_NormReading] = []
+    gemms: list[_Gemm] = []
+    moe_ops: list[str] = []
+    for op in _ops(entries):
+        if _MOE.search(op.low) and op.name not in moe_ops:
+            moe_ops.append(op.name)
+        if _NORM.search(op.low):
+            _read_norm(op, norms, out)
+        elif _ACT_AND_MUL.search(op.low):
+            _read_act_and_mul(op, out)
+        elif op.low in ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul"):
+            _read_gemm(op, gemms)
+        elif _CACHE_WRITER.search(op.low):
+            _read_cache_writer(op, out)
+        elif _ATTENTION.search(op.low):
+            spec, why = _attn_spec(op)
+            if spec is None:
+                out.note(f"{op.name}: {why}; not read")
+            else:
+                _read_attention(op, spec, out)
+    return out, norms, gemms, moe_ops
+
+
 def dims_from_instances(entries: Iterable[Mapping[str, Any]]) -> TraceDims:
     """Model dimensions from the launching-op instances of raw Top-N entry dicts.
 
@@ -594,28 +622,7 @@ def dims_from_instances(entries: Iterable[Mapping[str, Any]]) -> TraceDims:
     Every field needs all its readings to agree; differing readings leave it ``None`` with the
     values and their evidence in :attr:`TraceDims.unresolved`.
     """
-    out = _Readings({}, [])
-    norms: list[_NormReading] = []
-    gemms: list[_Gemm] = []
-    moe_ops: list[str] = []
-    for op in _ops(entries):
-        if _MOE.search(op.low) and op.name not in moe_ops:
-            moe_ops.append(op.name)
-        if _NORM.search(op.low):
-            _read_norm(op, norms, out)
-        elif _ACT_AND_MUL.search(op.low):
-            _read_act_and_mul(op, out)
-        elif op.low in ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul"):
-            _read_gemm(op, gemms)
-        elif _CACHE_WRITER.search(op.low):
-            _read_cache_writer(op, out)
-        elif _ATTENTION.search(op.low):
-            spec, why = _attn_spec(op)
-            if spec is None:
-                out.note(f"{op.name}: {why}; not read")
-            else:
-                _read_attention(op, spec, out)
-
+    out, norms, gemms, moe_ops = _read_ops(entries)
     values: dict[str, Any] = {}
     evidence: list[tuple[str, str]] = []
     unresolved: list[tuple[str, str]] = []

@@ -277,90 +277,105 @@ def measure_launches(
     for la in launches:
         if la.kernel:
             by_kernel.setdefault(la.kernel, []).append(la)
-    out: dict[str, KernelMeasurement] = {}
-    for kernel, ls in by_kernel.items():
-        vals = [_launch_values(la.metrics) for la in ls]
-        notes: list[str] = []
-        missing: list[str] = []
-        totals = [v.total for v in vals if v.total is not None]
-        reads = [v.read for v in vals if v.read is not None]
-        writes = [v.write for v in vals if v.write is not None]
-        if totals:
-            notes.append(BYTES_NOTE)
-            if len(totals) < len(ls):
-                notes.append(f"bytes from {len(totals)} of {len(ls)} launches")
-        else:
-            if not reads:
-                missing.append("dram__bytes_read.sum")
-            if not writes:
-                missing.append("dram__bytes_write.sum")
-            if reads:
-                notes.append(
-                    "only DRAM reads were collected: read_bytes_per_dispatch is a "
-                    "lower bound; bytes_per_dispatch left unknown"
-                )
-        sass_present = any(v.sass for v in vals)
-        tensor_present = any(v.tensor for v in vals)
-        tensor_insts = [v.tensor_insts for v in vals if v.tensor_insts is not None]
-        flops_by_dtype: dict[str, float] = {}
-        flops_per_dispatch = None
-        corroboration: dict[str, float] = {}
-        if sass_present or tensor_present:
-            per_launch = []
-            acc: dict[str, float] = {}
-            for v in vals:
-                total = 0.0
-                for part in (v.sass, v.tensor):
-                    for dt, f in part.items():
-                        acc[dt] = acc.get(dt, 0.0) + f
-                        total += f
-                per_launch.append(total)
-            flops_by_dtype = {dt: f / len(vals) for dt, f in acc.items()}
-            flops_per_dispatch = mean(per_launch)
-            notes.append(
-                "FLOPs = SASS fadd/fmul/hadd/hmul/dadd/dmul + 2 x fma"
-                + (" + tensor-pipe ops" if tensor_present else "")
-            )
-            if not tensor_present and tensor_insts and max(tensor_insts) > 0:
-                if flops_per_dispatch is not None:
-                    corroboration["SassFlops"] = flops_per_dispatch
-                flops_per_dispatch = None
-                flops_by_dtype = {}
-                missing.append("sm__ops_path_tensor_src_*_dst_*.sum")
-                notes.append(
-                    "tensor pipe busy (sm__inst_executed_pipe_tensor.sum > 0) but no "
-                    "tensor ops metric: FLOPs unknown; SASS-only count in SassFlops"
-                )
-        else:
-            missing.append("sm__sass_thread_inst_executed_op_*_pred_on.sum")
-        for metric, key in CORROBORATION_METRICS.items():
-            xs = [la.metrics[metric] for la in ls if metric in la.metrics]
-            if xs and key not in corroboration:
-                corroboration[key] = sum(xs) / len(xs)
-        if "SmClockHz" in corroboration:
-            notes.append(
-                f"SM clock under ncu {corroboration['SmClockHz'] / 1e9:.2f} GHz (ncu "
-                "locks clocks to base by default)"
-            )
-        positive = {dt: f for dt, f in flops_by_dtype.items() if f > 0}
-        flops_dtype = max(positive, key=lambda dt: positive[dt]) if positive else None
-        times = [v.time for v in vals if v.time is not None]
-        if times:
-            notes.append("duration is from the ncu replay run: informational only")
-        out[kernel] = KernelMeasurement(
-            kernel=kernel,
-            dispatches=len(ls),
-            bytes_per_dispatch=mean(totals),
-            flops_per_dispatch=flops_per_dispatch,
-            flops_dtype=canonical_dtype(flops_dtype) if flops_dtype else None,
-            duration_s=mean(times),
-            corroboration=corroboration,
-            missing=missing,
-            source=source,
-            path=path,
-            notes=notes,
-            read_bytes_per_dispatch=mean(reads),
-            write_bytes_per_dispatch=mean(writes),
-            flops_by_dtype=flops_by_dtype,
+    return {kernel: _measure_kernel(kernel, ls, source, path)
+            for kernel, ls in by_kernel.items()}
+
+
+def _measure_kernel(kernel: str, ls: list[Launch], source: str, path: str) -> KernelMeasurement:
+    """One kernel's measurement from its profiled launches."""
+    vals = [_launch_values(la.metrics) for la in ls]
+    notes: list[str] = []
+    missing: list[str] = []
+    totals, reads, writes = _launch_bytes(vals, notes, missing)
+    corroboration: dict[str, float] = {}
+    flops_by_dtype, flops_per_dispatch = _launch_flops(vals, notes, missing, corroboration)
+    for metric, key in CORROBORATION_METRICS.items():
+        xs = [la.metrics[metric] for la in ls if metric in la.metrics]
+        if xs and key not in corroboration:
+            corroboration[key] = sum(xs) / len(xs)
+    if "SmClockHz" in corroboration:
+        notes.append(
+            f"SM clock under ncu {corroboration['SmClockHz'] / 1e9:.2f} GHz (ncu "
+            "locks clocks to base by default)"
         )
-    return out
+    positive = {dt: f for dt, f in flops_by_dtype.items() if f > 0}
+    flops_dtype = max(positive, key=lambda dt: positive[dt]) if positive else None
+    times = [v.time for v in vals if v.time is not None]
+    if times:
+        notes.append("duration is from the ncu replay run: informational only")
+    return KernelMeasurement(
+        kernel=kernel,
+        dispatches=len(ls),
+        bytes_per_dispatch=mean(totals),
+        flops_per_dispatch=flops_per_dispatch,
+        flops_dtype=canonical_dtype(flops_dtype) if flops_dtype else None,
+        duration_s=mean(times),
+        corroboration=corroboration,
+        missing=missing,
+        source=source,
+        path=path,
+        notes=notes,
+        read_bytes_per_dispatch=mean(reads),
+        write_bytes_per_dispatch=mean(writes),
+        flops_by_dtype=flops_by_dtype,
+    )
+
+
+def _launch_bytes(vals: list[_LaunchValues], notes: list[str], missing: list[str]
+                  ) -> tuple[list[float], list[float], list[float]]:
+    """(total, read, write) DRAM bytes of the launches that carry them."""
+    totals = [v.total for v in vals if v.total is not None]
+    reads = [v.read for v in vals if v.read is not None]
+    writes = [v.write for v in vals if v.write is not None]
+    if totals:
+        notes.append(BYTES_NOTE)
+        if len(totals) < len(vals):
+            notes.append(f"bytes from {len(totals)} of {len(vals)} launches")
+    else:
+        if not reads:
+            missing.append("dram__bytes_read.sum")
+        if not writes:
+            missing.append("dram__bytes_write.sum")
+        if reads:
+            notes.append(
+                "only DRAM reads were collected: read_bytes_per_dispatch is a "
+                "lower bound; bytes_per_dispatch left unknown"
+            )
+    return totals, reads, writes
+
+
+def _launch_flops(vals: list[_LaunchValues], notes: list[str], missing: list[str],
+                  corroboration: dict[str, float]) -> tuple[dict[str, float], float | None]:
+    """(mean FLOPs by dtype, mean FLOPs per launch) from SASS and tensor-pipe counts; unknown
+    when the tensor pipe was busy but its ops were not collected."""
+    sass_present = any(v.sass for v in vals)
+    tensor_present = any(v.tensor for v in vals)
+    tensor_insts = [v.tensor_insts for v in vals if v.tensor_insts is not None]
+    if not (sass_present or tensor_present):
+        missing.append("sm__sass_thread_inst_executed_op_*_pred_on.sum")
+        return {}, None
+    per_launch: list[float] = []
+    acc: dict[str, float] = {}
+    for v in vals:
+        total = 0.0
+        for part in (v.sass, v.tensor):
+            for dt, f in part.items():
+                acc[dt] = acc.get(dt, 0.0) + f
+                total += f
+        per_launch.append(total)
+    flops_by_dtype = {dt: f / len(vals) for dt, f in acc.items()}
+    flops_per_dispatch = mean(per_launch)
+    notes.append(
+        "FLOPs = SASS fadd/fmul/hadd/hmul/dadd/dmul + 2 x fma"
+        + (" + tensor-pipe ops" if tensor_present else "")
+    )
+    if not tensor_present and tensor_insts and max(tensor_insts) > 0:
+        if flops_per_dispatch is not None:
+            corroboration["SassFlops"] = flops_per_dispatch
+        missing.append("sm__ops_path_tensor_src_*_dst_*.sum")
+        notes.append(
+            "tensor pipe busy (sm__inst_executed_pipe_tensor.sum > 0) but no "
+            "tensor ops metric: FLOPs unknown; SASS-only count in SassFlops"
+        )
+        return {}, None
+    return flops_by_dtype, flops_per_dispatch

@@ -209,121 +209,20 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
     meta = _load_json(meta_path, problems)
     if not isinstance(meta, dict):
         return None, problems or [f"{label}: meta.json is not a JSON object"]
-    wl_file = _load_json(task_dir / "workload.json", problems)
-    workload = (
-        wl_file
-        if isinstance(wl_file, dict)
-        else (meta.get("workload") if isinstance(meta.get("workload"), dict) else None)
-    )
-    if wl_file is not None and not isinstance(wl_file, dict):
-        problems.append("workload.json is not a JSON object; ignored")
-    rg_file = _load_json(task_dir / "regime.json", problems)
-    regime_raw = (
-        rg_file
-        if isinstance(rg_file, dict)
-        else (
-            meta.get("regime")
-            if isinstance(meta.get("regime"), dict)
-            else (workload or {}).get("regime")
-        )
-    )
-    regime: dict[str, Any] = regime_raw if isinstance(regime_raw, dict) else {}
+    workload = _task_workload(meta, task_dir, problems)
+    regime = _task_regime(meta, workload, task_dir, problems)
     notes: list[str] = []
 
-    if "shape_counts" in meta or ("target" in meta and "attr" in meta):
-        layout = "raw-capture"
-    elif meta.get("schema") == "geak-op-task-v1":
-        layout = "geak-op-task-v1"
-    elif "num_experts" in meta and "top_k" in meta:
-        layout = "moe-op-meta"
-    elif _workload_cases(workload):
-        layout = "workload-only"
-    else:
+    layout = _task_layout(meta, workload)
+    if layout is None:
         reason = f"{label}: meta.json is in no known layout and no workload gives cases"
         return None, [*problems, reason]
 
-    meta_cases = (
-        [c for c in meta.get("cases", []) if isinstance(c, dict)]
-        if isinstance(meta.get("cases"), list)
-        else []
-    )
-    by_name: dict[str, dict[str, Any]] = {}
-    for c in meta_cases:
-        for key in ("name", "sig"):
-            if isinstance(c.get(key), str):
-                by_name.setdefault(c[key], c)
-    geometry = _scalars(meta["geometry"]) if isinstance(meta.get("geometry"), dict) else {}
-    wl_cases = _workload_cases(workload)
-    cases: list[ShapeCase] = []
-    moe: MoEParams | None = None
-
-    if layout == "raw-capture":
-        cases = _raw_capture_cases(meta, meta_cases, by_name, wl_cases, problems)
-    elif layout in ("geak-op-task-v1", "workload-only"):
-        if wl_cases:
-            cases = [_workload_case(c, by_name.get(str(c.get("name"))), geometry)
-                     for c in wl_cases]
-            unknown = [c.get("name") for c in wl_cases if c.get("name") not in by_name]
-            if meta_cases and unknown:
-                notes.append(f"{len(unknown)} workload case(s) not in meta cases")
-        else:
-            cases = [
-                _workload_case(
-                    {
-                        "regime": c.get("regime"),
-                        "name": c.get("name") or c.get("sig"),
-                        "m": c.get("m") or c.get("bs"),
-                    },
-                    c,
-                    geometry,
-                )
-                for c in meta_cases
-            ]
-            if cases:
-                notes.append("no workload: cases carry no call counts")
-    else:  # moe-op-meta
-        moe = _moe_params(meta)
-        timings = _moe_timings(meta)
-        if wl_cases:
-            src = wl_cases
-        else:
-            src = [
-                {"name": c.get("sig"), "m": c.get("m"), "regime": c.get("regime")}
-                for c in meta_cases
-            ]
-            notes.append("no workload: cases carry no call counts")
-        for c in src:
-            case = _workload_case(c, None, {})
-            if not case.input_shapes and case.m is not None:
-                case.input_shapes = _moe_shapes(meta, case.m)
-            if case.latency_ms is None and case.m is not None:
-                t = timings.get((case.m, case.regime)) or timings.get((case.m, None))
-                if t is not None:
-                    case.latency_ms = t
-                    case.params["latency_source"] = "smoke_detail.baseline_ms"
-            cases.append(case)
+    cases, moe = _layout_cases(layout, meta, workload, problems, notes)
     if not cases:
         problems.append(f"{label}: meta.json has no shape cases")
-    if cases and all(c.params.get("count_basis") != "calls" for c in cases):
-        if all(c.count == 0 for c in cases):
-            notes.append("no case carries a call count or non-zero weight: cases are unweighted")
-        else:
-            notes.append("no call counts: ShapeCase.count holds weight_norm (relative weight)")
-
-    quant_raw = regime.get("quant")
-    quant: dict[str, Any] = quant_raw if isinstance(quant_raw, dict) else {}
-    wquant_raw = (workload or {}).get("quant")
-    wquant: dict[str, Any] = wquant_raw if isinstance(wquant_raw, dict) else {}
-    compute = _first_dtype(meta.get("compute_dtype"), meta.get("dtype"))
-    weight_dtype = _first_dtype(
-        quant.get("weight_dtype"), wquant.get("weight_dtype"), meta.get("dtype")
-    )
-    act_dtype = _first_dtype(quant.get("act_dtype"), wquant.get("act_dtype"), compute)
-    kv_raw = regime.get("kv_cache_dtype") or wquant.get("kv_cache_dtype")
-    kv_dtype = _first_dtype(kv_raw)
-    if kv_dtype is None and isinstance(kv_raw, str) and kv_raw.strip().lower() == "auto":
-        kv_dtype = compute
-        notes.append(f"kv_cache_dtype 'auto' follows the model dtype: {compute or 'unknown'}")
+    _note_count_basis(cases, notes)
+    weight_dtype, act_dtype, kv_dtype = _task_dtypes(meta, workload, regime, notes)
     if moe is not None and moe.weight_dtype is None:
         moe.weight_dtype = weight_dtype
 
@@ -354,6 +253,174 @@ def _load_task_dir(task_dir: Path) -> tuple[CapturedShapes | None, list[str]]:
         problems=problems,
     )
     return shapes, list(problems)
+
+
+def _task_workload(
+    meta: dict[str, Any], task_dir: Path, problems: list[str]
+) -> dict[str, Any] | None:
+    """The task's workload: ``workload.json`` when it is an object, else meta's ``workload``."""
+    wl_file = _load_json(task_dir / "workload.json", problems)
+    workload = (
+        wl_file
+        if isinstance(wl_file, dict)
+        else (meta.get("workload") if isinstance(meta.get("workload"), dict) else None)
+    )
+    if wl_file is not None and not isinstance(wl_file, dict):
+        problems.append("workload.json is not a JSON object; ignored")
+    return workload
+
+
+def _task_regime(
+    meta: dict[str, Any], workload: dict[str, Any] | None, task_dir: Path, problems: list[str]
+) -> dict[str, Any]:
+    """The serving regime: ``regime.json``, else meta's ``regime``, else the workload's."""
+    rg_file = _load_json(task_dir / "regime.json", problems)
+    regime_raw = (
+        rg_file
+        if isinstance(rg_file, dict)
+        else (
+            meta.get("regime")
+            if isinstance(meta.get("regime"), dict)
+            else (workload or {}).get("regime")
+        )
+    )
+    return regime_raw if isinstance(regime_raw, dict) else {}
+
+
+def _task_layout(meta: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
+    """Which known task layout ``meta`` follows; None when it is none of them."""
+    if "shape_counts" in meta or ("target" in meta and "attr" in meta):
+        return "raw-capture"
+    if meta.get("schema") == "geak-op-task-v1":
+        return "geak-op-task-v1"
+    if "num_experts" in meta and "top_k" in meta:
+        return "moe-op-meta"
+    if _workload_cases(workload):
+        return "workload-only"
+    return None
+
+
+def _layout_cases(
+    layout: str,
+    meta: dict[str, Any],
+    workload: dict[str, Any] | None,
+    problems: list[str],
+    notes: list[str],
+) -> tuple[list[ShapeCase], MoEParams | None]:
+    """The shape cases of a task in ``layout`` (and its MoE parameters for a MoE task)."""
+    meta_cases = (
+        [c for c in meta.get("cases", []) if isinstance(c, dict)]
+        if isinstance(meta.get("cases"), list)
+        else []
+    )
+    by_name: dict[str, dict[str, Any]] = {}
+    for c in meta_cases:
+        for key in ("name", "sig"):
+            if isinstance(c.get(key), str):
+                by_name.setdefault(c[key], c)
+    geometry = _scalars(meta["geometry"]) if isinstance(meta.get("geometry"), dict) else {}
+    wl_cases = _workload_cases(workload)
+    if layout == "raw-capture":
+        return _raw_capture_cases(meta, meta_cases, by_name, wl_cases, problems), None
+    if layout in ("geak-op-task-v1", "workload-only"):
+        return _op_task_cases(meta_cases, by_name, wl_cases, geometry, notes), None
+    return _moe_meta_cases(meta, meta_cases, wl_cases, notes)
+
+
+def _op_task_cases(
+    meta_cases: list[dict[str, Any]],
+    by_name: dict[str, dict[str, Any]],
+    wl_cases: list[dict[str, Any]],
+    geometry: dict[str, Any],
+    notes: list[str],
+) -> list[ShapeCase]:
+    """Cases of an op task: the workload's cases, else meta's own (without call counts)."""
+    if wl_cases:
+        cases = [_workload_case(c, by_name.get(str(c.get("name"))), geometry)
+                 for c in wl_cases]
+        unknown = [c.get("name") for c in wl_cases if c.get("name") not in by_name]
+        if meta_cases and unknown:
+            notes.append(f"{len(unknown)} workload case(s) not in meta cases")
+        return cases
+    cases = [
+        _workload_case(
+            {
+                "regime": c.get("regime"),
+                "name": c.get("name") or c.get("sig"),
+                "m": c.get("m") or c.get("bs"),
+            },
+            c,
+            geometry,
+        )
+        for c in meta_cases
+    ]
+    if cases:
+        notes.append("no workload: cases carry no call counts")
+    return cases
+
+
+def _moe_meta_cases(
+    meta: dict[str, Any],
+    meta_cases: list[dict[str, Any]],
+    wl_cases: list[dict[str, Any]],
+    notes: list[str],
+) -> tuple[list[ShapeCase], MoEParams | None]:
+    """Cases of a MoE op task, shapes and timings filled in from meta where missing."""
+    moe = _moe_params(meta)
+    timings = _moe_timings(meta)
+    if wl_cases:
+        src = wl_cases
+    else:
+        src = [
+            {"name": c.get("sig"), "m": c.get("m"), "regime": c.get("regime")}
+            for c in meta_cases
+        ]
+        notes.append("no workload: cases carry no call counts")
+    cases: list[ShapeCase] = []
+    for c in src:
+        case = _workload_case(c, None, {})
+        if not case.input_shapes and case.m is not None:
+            case.input_shapes = _moe_shapes(meta, case.m)
+        if case.latency_ms is None and case.m is not None:
+            t = timings.get((case.m, case.regime)) or timings.get((case.m, None))
+            if t is not None:
+                case.latency_ms = t
+                case.params["latency_source"] = "smoke_detail.baseline_ms"
+        cases.append(case)
+    return cases, moe
+
+
+def _note_count_basis(cases: list[ShapeCase], notes: list[str]) -> None:
+    """Say what ``ShapeCase.count`` holds when no case carries a call count."""
+    if cases and all(c.params.get("count_basis") != "calls" for c in cases):
+        if all(c.count == 0 for c in cases):
+            notes.append("no case carries a call count or non-zero weight: cases are unweighted")
+        else:
+            notes.append("no call counts: ShapeCase.count holds weight_norm (relative weight)")
+
+
+def _task_dtypes(
+    meta: dict[str, Any],
+    workload: dict[str, Any] | None,
+    regime: dict[str, Any],
+    notes: list[str],
+) -> tuple[str | None, str | None, str | None]:
+    """(weight, activation, KV-cache) dtypes from the regime's quant, the workload, meta."""
+    quant_raw = regime.get("quant")
+    quant: dict[str, Any] = quant_raw if isinstance(quant_raw, dict) else {}
+    wquant_raw = (workload or {}).get("quant")
+    wquant: dict[str, Any] = wquant_raw if isinstance(wquant_raw, dict) else {}
+    compute = _first_dtype(meta.get("compute_dtype"), meta.get("dtype"))
+    weight_dtype = _first_dtype(
+        quant.get("weight_dtype"), wquant.get("weight_dtype"), meta.get("dtype")
+    )
+    act_dtype = _first_dtype(quant.get("act_dtype"), wquant.get("act_dtype"), compute)
+    kv_raw = regime.get("kv_cache_dtype") or wquant.get("kv_cache_dtype")
+    kv_dtype = _first_dtype(kv_raw)
+    if kv_dtype is None and isinstance(kv_raw, str) and kv_raw.strip().lower() == "auto":
+        kv_dtype = compute
+        notes.append(f"kv_cache_dtype 'auto' follows the model dtype: {compute or 'unknown'}")
+    return weight_dtype, act_dtype, kv_dtype
 
 
 def _raw_capture_cases(

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.opmodels.base import (
@@ -279,6 +279,26 @@ def _allocated_dtype(ctx: OpContext, table: OpRoles, reads: list[_Tensor]) -> tu
     return ctx.activation_dtype, "no operand dtype recorded (a TensorList): the activation dtype"
 
 
+@dataclass
+class _Traffic:
+    """Bytes read and written by one call, with a line per operand, and the largest
+    element count the op runs over."""
+
+    read: float = 0.0
+    written: float = 0.0
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    largest: int = 0
+
+
+def _nb(ctx: OpContext, t: _Tensor) -> float:
+    return ctx.nbytes(t.dtype or ctx.activation_dtype)
+
+
+def _shown(ctx: OpContext, t: _Tensor) -> str:
+    return f"arg {t.pos} {t.dims} {t.dtype or (t.raw or '?') + '→' + ctx.activation_dtype}"
+
+
 def _from_roles(ctx: OpContext, sub: str, inst: Instance
                 ) -> tuple[float, float, list[str]] | str:
     """(bytes, flops, assumptions) from the instance's operand roles, or the reason the roles
@@ -300,50 +320,65 @@ def _from_roles(ctx: OpContext, sub: str, inst: Instance
         return f"{inst.op}: no tensor argument recorded"
     notes = [f"operands by role ({table.source})"]
 
-    def nb(t: _Tensor) -> float:
-        return ctx.nbytes(t.dtype or ctx.activation_dtype)
-
-    def shown(t: _Tensor) -> str:
-        return f"arg {t.pos} {t.dims} {t.dtype or (t.raw or '?') + '→' + ctx.activation_dtype}"
-
     if sub == "host_copy":
         src = [t for t in tensors if t.role == "input"] or tensors
-        size = sum(t.elems * nb(t) for t in src)
-        notes.append("host↔device copy of " + ", ".join(shown(t) for t in src)
+        size = sum(t.elems * _nb(ctx, t) for t in src)
+        notes.append("host↔device copy of " + ", ".join(_shown(ctx, t) for t in src)
                      + f": {size:g} B cross the host link once")
         return size, 0.0, notes
 
+    tr = _Traffic()
+    _argument_traffic(ctx, table, tensors, tr)
+    _cache_traffic(ctx, table, tensors, tr, notes)
+    _allocated_traffic(ctx, table, inst, tensors, tr, notes)
+    if not tr.writes:
+        notes.append("no argument is written and nothing is allocated (the op writes state "
+                     "that is not an argument): only the reads are counted")
+    if tr.reads:
+        notes.append("read once: " + "; ".join(tr.reads))
+    if tr.writes:
+        notes.append("written once: " + "; ".join(tr.writes))
+    notes.append(f"bytes = {tr.read:g} read + {tr.written:g} written")
+    return tr.read + tr.written, _flops(sub, float(tr.largest)), notes
+
+
+def _argument_traffic(ctx: OpContext, table: OpRoles, tensors: list[_Tensor],
+                      tr: _Traffic) -> None:
+    """Each argument by its role: inputs read (only the gathered rows of an indexed one),
+    outputs and workspaces written, in-place ones both."""
     index = next((t for t in tensors if t.role == "index"), None)
-    read = written = 0.0
-    reads: list[str] = []
-    writes: list[str] = []
-    largest = 0
     for t in tensors:
-        size = t.elems * nb(t)
+        size = t.elems * _nb(ctx, t)
         if t.role in ("input", "weight", "bias", "scale", "index"):
             part = _gathered_elems(table.op, table.writes_output, t, index)
             if part is not None and part < t.elems:
-                read += part * nb(t)
-                reads.append(f"{t.role} {shown(t)} at the {part} element(s) the index "
-                             f"(arg {index.pos if index else '?'}) addresses")
+                tr.read += part * _nb(ctx, t)
+                tr.reads.append(f"{t.role} {_shown(ctx, t)} at the {part} element(s) the index "
+                                f"(arg {index.pos if index else '?'}) addresses")
             else:
-                read += size
-                reads.append(f"{t.role} {shown(t)}")
+                tr.read += size
+                tr.reads.append(f"{t.role} {_shown(ctx, t)}")
             if t.role in ("input", "weight") and part is None:
-                largest = max(largest, t.elems)
+                tr.largest = max(tr.largest, t.elems)
         elif t.role == "output":
-            written += size
-            writes.append(f"output {shown(t)}")
-            largest = max(largest, t.elems)
+            tr.written += size
+            tr.writes.append(f"output {_shown(ctx, t)}")
+            tr.largest = max(tr.largest, t.elems)
         elif t.role == "inplace":
-            read += size
-            written += size
-            reads.append(f"in-place {shown(t)}")
-            writes.append(f"in-place {shown(t)}")
-            largest = max(largest, t.elems)
+            tr.read += size
+            tr.written += size
+            tr.reads.append(f"in-place {_shown(ctx, t)}")
+            tr.writes.append(f"in-place {_shown(ctx, t)}")
+            tr.largest = max(tr.largest, t.elems)
         elif t.role == "workspace":
-            written += size
-            writes.append(f"workspace {shown(t)}")
+            tr.written += size
+            tr.writes.append(f"workspace {_shown(ctx, t)}")
+
+
+def _cache_traffic(ctx: OpContext, table: OpRoles, tensors: list[_Tensor], tr: _Traffic,
+                   notes: list[str]) -> None:
+    """A KV-cache store writes only the rows it stores, not the pool; other cache arguments
+    are read at rows the trace does not give."""
     caches = [t for t in tensors if t.role == "cache"]
     if caches and table.writes_cache:
         sources = [t for t in tensors if t.role == "input"]
@@ -355,35 +390,32 @@ def _from_roles(ctx: OpContext, sub: str, inst: Instance
             pairs = [(c, [s]) for c, s in zip(caches, tail)]
         for c, srcs in pairs:
             elems = sum(s.elems for s in srcs)
-            written += elems * nb(c)
-            writes.append(f"cache arg {c.pos} {c.dims} only at the {elems} element(s) of "
-                          + " + ".join(f"arg {s.pos} {s.dims}" for s in srcs)
-                          + f" stored into it ({c.dtype or ctx.activation_dtype}), not the pool")
+            tr.written += elems * _nb(ctx, c)
+            tr.writes.append(f"cache arg {c.pos} {c.dims} only at the {elems} element(s) of "
+                             + " + ".join(f"arg {s.pos} {s.dims}" for s in srcs)
+                             + f" stored into it ({c.dtype or ctx.activation_dtype}), not the pool")
     elif caches:
         notes.append("KV-cache argument(s) " + ", ".join(f"arg {c.pos} {c.dims}" for c in caches)
                      + " are read at rows the trace does not record: not counted")
+
+
+def _allocated_traffic(ctx: OpContext, table: OpRoles, inst: Instance, tensors: list[_Tensor],
+                       tr: _Traffic, notes: list[str]) -> None:
+    """The output the op allocates itself, when the trace gives its size."""
     kind = table.writes_output
-    if kind is not None:
-        dims = output_dims(table, [a.dims for a in inst.args])
-        if dims is None:
-            notes.append(f"the output {table.op} allocates ({kind}) has a size the trace does "
-                         "not record (k, or the reduced dims): not counted, so the bytes are a "
-                         "lower bound")
-        else:
-            dt, why = _allocated_dtype(ctx, table, tensors)
-            elems = numel(dims) if dims else 1
-            written += elems * ctx.nbytes(dt)
-            largest = max(largest, elems)
-            writes.append(f"allocated output {dims} ({kind}) at {dt}, {why}")
-    if not writes:
-        notes.append("no argument is written and nothing is allocated (the op writes state "
-                     "that is not an argument): only the reads are counted")
-    if reads:
-        notes.append("read once: " + "; ".join(reads))
-    if writes:
-        notes.append("written once: " + "; ".join(writes))
-    notes.append(f"bytes = {read:g} read + {written:g} written")
-    return read + written, _flops(sub, float(largest)), notes
+    if kind is None:
+        return
+    dims = output_dims(table, [a.dims for a in inst.args])
+    if dims is None:
+        notes.append(f"the output {table.op} allocates ({kind}) has a size the trace does "
+                     "not record (k, or the reduced dims): not counted, so the bytes are a "
+                     "lower bound")
+        return
+    dt, why = _allocated_dtype(ctx, table, tensors)
+    elems = numel(dims) if dims else 1
+    tr.written += elems * ctx.nbytes(dt)
+    tr.largest = max(tr.largest, elems)
+    tr.writes.append(f"allocated output {dims} ({kind}) at {dt}, {why}")
 
 
 def estimate(ctx: OpContext) -> OpEstimate:

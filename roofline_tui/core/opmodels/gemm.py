@@ -222,18 +222,10 @@ def _from_roles(ctx: OpContext, inst: Instance) -> OpEstimate | str:
     give a matching A and B (the positional path then runs, saying so)."""
     table, roles = instance_roles(inst)
     args = _plain_args(inst, roles)
-    inputs = [x for x in args if x.role == "input"]
-    weights = [x for x in args if x.role == "weight"]
-    if inputs and weights:
-        a_arg, b_arg = inputs[0], weights[0]
-        extra = inputs[1:] + weights[1:]
-        how = "A = the input, B = the weight"
-    elif len(inputs) >= 2:
-        a_arg, b_arg = inputs[0], inputs[1]
-        extra = inputs[2:]
-        how = "no weight role: A = the first input, B = the second"
-    else:
+    picked = _pick_a_b(args)
+    if picked is None:
         return f"{inst.op}: the roles give no input/weight pair"
+    a_arg, b_arg, extra, how = picked
     layout = table.writes_output if table.writes_output in ("gemm", "linear") else None
     if layout is None and table.source.startswith("table:"):
         layout = _out_variant_layout(table.op)
@@ -253,34 +245,15 @@ def _from_roles(ctx: OpContext, inst: Instance) -> OpEstimate | str:
                      f"{a_dt}")
     if b_arg.dtype is None:
         notes.append(f"B's type {b_arg.raw!r} not recognised; taken as the weight dtype {b_dt}")
-    a_packed, b_packed = a_dt == "fp4", b_dt == "fp4"   # Float4_e2m1fn_x2: 2 per element
-    if rel == "b_half" and b_dt in _BYTE_TYPES:
-        b_packed, b_dt = True, "fp4"
-        notes.append(f"B is {b_arg.raw} with its K axis ({b_arg.dims[kb]}) half of A's "
-                     f"({a_arg.dims[ka]}): packed fp4, two values per byte")
-    elif rel == "a_half" and a_dt in _BYTE_TYPES:
-        a_packed, a_dt = True, "fp4"
-        notes.append(f"A is {a_arg.raw} with its K axis ({a_arg.dims[ka]}) half of B's "
-                     f"({b_arg.dims[kb]}): packed fp4, two values per byte")
-    elif rel == "equal" and a_dt in _BYTE_TYPES and b_dt in _BYTE_TYPES and hint:
-        a_packed = b_packed = True
-        a_dt = b_dt = "fp4"
-        notes.append(f"A and B are 8-bit and {hint}: both packed fp4, two values per byte, so "
-                     "the recorded K is half the true K")
-    consistent = {"equal": a_packed == b_packed, "b_half": b_packed and not a_packed,
-                  "a_half": a_packed and not b_packed}[rel]
-    if not consistent:
+    a_op = _Operand(a_arg, a_dt, a_dt == "fp4", ka)   # Float4_e2m1fn_x2: 2 per element
+    b_op = _Operand(b_arg, b_dt, b_dt == "fp4", kb)
+    if not _read_packing(a_op, b_op, rel, hint, notes):
         return (f"{inst.op}: A {a_arg.dims} {a_arg.raw} and B {b_arg.dims} {b_arg.raw} pair "
                 "up only if one of them is packed, and neither reads as packed fp4")
+    a_dt, b_dt, a_packed, b_packed = a_op.dtype, b_op.dtype, a_op.packed, b_op.packed
     k = a_arg.dims[ka] * (2 if a_packed else 1)
     n = b_arg.dims[nb]
-    a_op = _Operand(a_arg, a_dt, a_packed, ka)
-    b_op = _Operand(b_arg, b_dt, b_packed, kb)
-    if len(b_arg.dims) > 2:
-        m = a_arg.dims[-2] if len(a_arg.dims) >= 2 else 1
-        batch = max(numel(a_arg.dims[:-2]) if len(a_arg.dims) > 2 else 1, numel(b_arg.dims[:-2]))
-    else:
-        m, batch = (numel(a_arg.dims[:-1]) if len(a_arg.dims) > 1 else 1), 1
+    m, batch = _m_batch(a_arg, b_arg)
     flops = 2.0 * batch * m * n * k
     a_bytes = a_op.logical_elems * ctx.nbytes(a_dt)
     b_bytes = b_op.logical_elems * ctx.nbytes(b_dt)
@@ -291,6 +264,69 @@ def _from_roles(ctx: OpContext, inst: Instance) -> OpEstimate | str:
                  + (" (recorded K doubled)" if b_packed else ""))
     c_bytes, c_note, out_dt = _output(ctx, inst, table, args, a_op, batch * m * n)
     notes.append(c_note)
+    side_bytes = _side_operand_bytes(ctx, args, extra, out_dt, notes)
+    side_bytes += _implied_scales(ctx, inst, args, extra, a_op, b_op, notes)
+    compute = _compute_dtype(ctx, a_dt, b_dt, notes)
+    notes.append(f"M={m} N={n} K={k}" + (f" batch={batch}" if batch > 1 else "")
+                 + f"; flops = 2·{'batch·' if batch > 1 else ''}M·N·K; compute dtype {compute}")
+    bytes_ = a_bytes + b_bytes + c_bytes + side_bytes
+    return OpEstimate(
+        model="dense GEMM: flops=2MNK, bytes=A+B+C (+bias, scales), operands by role",
+        candidates=(Candidate("A+B+C", bytes_, flops),),
+        compute_dtype=compute,
+        per="launch",
+        assumptions=tuple(notes),
+    )
+
+
+def _pick_a_b(args: list[_Arg]) -> tuple[_Arg, _Arg, list[_Arg], str] | None:
+    """(A, B, further operands, how they were picked): the input and the weight, else the
+    first two inputs; None when the roles give neither."""
+    inputs = [x for x in args if x.role == "input"]
+    weights = [x for x in args if x.role == "weight"]
+    if inputs and weights:
+        return inputs[0], weights[0], inputs[1:] + weights[1:], "A = the input, B = the weight"
+    if len(inputs) >= 2:
+        return (inputs[0], inputs[1], inputs[2:],
+                "no weight role: A = the first input, B = the second")
+    return None
+
+
+def _read_packing(a: _Operand, b: _Operand, rel: str, hint: str | None,
+                  notes: list[str]) -> bool:
+    """Mark A and/or B as packed fp4 when their K axes (``rel``) and 8-bit types say so;
+    False when the K axes pair up only with a packing neither operand shows."""
+    a_arg, b_arg = a.arg, b.arg
+    if rel == "b_half" and b.dtype in _BYTE_TYPES:
+        b.packed, b.dtype = True, "fp4"
+        notes.append(f"B is {b_arg.raw} with its K axis ({b_arg.dims[b.k_axis]}) half of A's "
+                     f"({a_arg.dims[a.k_axis]}): packed fp4, two values per byte")
+    elif rel == "a_half" and a.dtype in _BYTE_TYPES:
+        a.packed, a.dtype = True, "fp4"
+        notes.append(f"A is {a_arg.raw} with its K axis ({a_arg.dims[a.k_axis]}) half of B's "
+                     f"({b_arg.dims[b.k_axis]}): packed fp4, two values per byte")
+    elif rel == "equal" and a.dtype in _BYTE_TYPES and b.dtype in _BYTE_TYPES and hint:
+        a.packed = b.packed = True
+        a.dtype = b.dtype = "fp4"
+        notes.append(f"A and B are 8-bit and {hint}: both packed fp4, two values per byte, so "
+                     "the recorded K is half the true K")
+    return {"equal": a.packed == b.packed, "b_half": b.packed and not a.packed,
+            "a_half": a.packed and not b.packed}[rel]
+
+
+def _m_batch(a_arg: _Arg, b_arg: _Arg) -> tuple[int, int]:
+    """(M, batch): a batched B takes M from A's second-last axis and batch from the leading
+    axes; otherwise every leading axis of A folds into M."""
+    if len(b_arg.dims) > 2:
+        m = a_arg.dims[-2] if len(a_arg.dims) >= 2 else 1
+        batch = max(numel(a_arg.dims[:-2]) if len(a_arg.dims) > 2 else 1, numel(b_arg.dims[:-2]))
+        return m, batch
+    return (numel(a_arg.dims[:-1]) if len(a_arg.dims) > 1 else 1), 1
+
+
+def _side_operand_bytes(ctx: OpContext, args: list[_Arg], extra: list[_Arg], out_dt: str,
+                        notes: list[str]) -> float:
+    """Bias, scales, further operands and an in-place C, each read once."""
     side_bytes = 0.0
     extra_pos = {x.pos for x in extra}
     for x in args:
@@ -305,18 +341,7 @@ def _from_roles(ctx: OpContext, inst: Instance) -> OpEstimate | str:
             dt = x.dtype or out_dt
             side_bytes += x.elems * ctx.nbytes(dt)
             notes.append(f"in-place C = {x.shown()}, read once (its write is C)")
-    side_bytes += _implied_scales(ctx, inst, args, extra, a_op, b_op, notes)
-    compute = _compute_dtype(ctx, a_dt, b_dt, notes)
-    notes.append(f"M={m} N={n} K={k}" + (f" batch={batch}" if batch > 1 else "")
-                 + f"; flops = 2·{'batch·' if batch > 1 else ''}M·N·K; compute dtype {compute}")
-    bytes_ = a_bytes + b_bytes + c_bytes + side_bytes
-    return OpEstimate(
-        model="dense GEMM: flops=2MNK, bytes=A+B+C (+bias, scales), operands by role",
-        candidates=(Candidate("A+B+C", bytes_, flops),),
-        compute_dtype=compute,
-        per="launch",
-        assumptions=tuple(notes),
-    )
+    return side_bytes
 
 
 def _out_variant_layout(op: str) -> str | None:
