@@ -9,40 +9,53 @@ layout, the keys, the drill-down's routing, the exports, the help and the palett
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING
+import gc
 
-from textual import events, on
-from textual.app import App, ComposeResult, SystemCommand
-from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import DataTable, Input, Select, Static, TabbedContent
+# What these imports build (modules, classes, Textual's and the engine's tables, the models)
+# lives as long as the program: the cyclic collector is off while they run (a collection then
+# walks only objects that will never be garbage), and they are frozen out of it after.
+_COLLECTING = gc.isenabled()
+gc.disable()
+try:
+    import asyncio
+    from collections.abc import Awaitable, Callable, Iterator
+    from datetime import datetime
+    from pathlib import Path
+    from typing import TYPE_CHECKING
 
-from roofline_tui.app import exports, view
-from roofline_tui.app.decisions import Decision
-from roofline_tui.app.keys import APP_BINDINGS, palette_commands
-from roofline_tui.app.lifecycle import catch_terminating_signals, clean_up
-from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
-from roofline_tui.app.runner import AnalysisRunner, InputsChecked
-from roofline_tui.app.session import INVALID_AFTER_S, Session
-from roofline_tui.app.watch import Watchers, extra_roots
-from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
-from roofline_tui.app.widgets.filter_box import FilterBox
-from roofline_tui.app.widgets.footer import KeysFooter
-from roofline_tui.app.widgets.header import render_header, render_next
-from roofline_tui.app.widgets.help_screen import HelpScreen, key_sections
-from roofline_tui.app.widgets.rank_table import RankTable
-from roofline_tui.app.widgets.rankings import Rankings
-from roofline_tui.app.widgets.round_select import RoundSelect
-from roofline_tui.core.analyze import AnalyzeOptions
-from roofline_tui.core.layout import round_label
-from roofline_tui.core.rounds.analysis import RoundResult, RoundSources
+    from textual import events, on
+    from textual.app import App, ComposeResult, SystemCommand
+    from textual.containers import Horizontal
+    from textual.screen import Screen
+    from textual.widgets import DataTable, Input, Select, Static, TabbedContent
+
+    from roofline_tui.app import exports, view
+    from roofline_tui.app.decisions import Decision
+    from roofline_tui.app.keys import APP_BINDINGS, palette_commands
+    from roofline_tui.app.lifecycle import catch_terminating_signals, clean_up
+    from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
+    from roofline_tui.app.runner import AnalysisRunner, InputsChecked
+    from roofline_tui.app.session import INVALID_AFTER_S, Session
+    from roofline_tui.app.watch import Watchers, extra_roots
+    from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
+    from roofline_tui.app.widgets.filter_box import FilterBox
+    from roofline_tui.app.widgets.footer import KeysFooter
+    from roofline_tui.app.widgets.header import render_header, render_next
+    from roofline_tui.app.widgets.help_screen import HelpScreen, key_sections
+    from roofline_tui.app.widgets.rank_table import RankTable
+    from roofline_tui.app.widgets.rankings import Rankings
+    from roofline_tui.app.widgets.round_select import RoundSelect
+    from roofline_tui.core.analyze import AnalyzeOptions
+    from roofline_tui.core.layout import round_label
+    from roofline_tui.core.rounds.analysis import RoundResult, RoundSources
+finally:
+    gc.freeze()
+    if _COLLECTING:
+        gc.enable()
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
+
 
 class RooflineApp(App[None]):
     """Two rankings side by side, a drill-down, live recompute and export."""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from roofline_tui.app.decisions import Decision, Note, Toast
 from roofline_tui.app.round_index import RoundIndex, is_within, real
+from roofline_tui.core.api import Fingerprint, RoundResult, inputs_changed
 from roofline_tui.core.layout import (
     TOPN_NAME,
     is_numeric_round,
@@ -33,8 +34,6 @@ from roofline_tui.core.layout import (
     round_name,
     rounds_at,
 )
-from roofline_tui.core.rounds.analysis import RoundResult
-from roofline_tui.core.rounds.fingerprint import Fingerprint
 from roofline_tui.core.textsafe import printable
 
 INVALID_AFTER_S = 3.0
@@ -319,7 +318,7 @@ class Session:
         for r, fp in current.items():
             if r not in self.rounds or r in self._pending:
                 continue  # gone, or a newer analysis is coming anyway
-            if r in self.fingerprints and self.fingerprints[r] != fp:
+            if r in self.fingerprints and inputs_changed(self.fingerprints[r], fp):
                 self._last_change[r] = now
                 d.merge(self.request(r))
         return d

@@ -52,7 +52,10 @@ COMMANDS: tuple[tuple[str, Register], ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``roofline`` parser. ``only`` (a command's name) registers that command alone: what
+    parsing that command's arguments needs, and all it reports (its usage and errors name
+    ``roofline NAME``); without it, or for a name not in :data:`COMMANDS`, every command."""
     from roofline_tui import __version__
 
     parser = argparse.ArgumentParser(
@@ -61,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"roofline_tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    known = only is not None and any(name == only for name, _ in COMMANDS)
     for name, register in COMMANDS:
+        if known and name != only:
+            continue
         register(sub)
         if name not in sub.choices:  # the table and the module disagree: a programming error
             raise RuntimeError(f"command {name!r} was not registered by its module")
@@ -123,6 +129,25 @@ def _fast_exit(code: int) -> NoReturn:
     os._exit(code)
 
 
+# the engine modules a command imports before it reads a file (its models built): run as the
+# program, they are imported before the collector is frozen, so that what they build (modules,
+# classes, models: alive until the end) is frozen with the rest and no later pass walks it.
+# (The import itself runs with the collector on: off, its cyclic garbage would raise the peak
+# memory a tight limit leaves for reading the Top-N.)
+_ENGINE: dict[str, tuple[str, ...]] = {
+    "analyze": ("roofline_tui.core.rounds.annotate", "roofline_tui.core.rounds.analysis"),
+    "rounds": ("roofline_tui.core.rounds.compare",),
+    "playbook": ("roofline_tui.core.rounds.compare",),
+}
+
+
+def _preload_engine(command: str) -> None:
+    import importlib
+
+    for name in _ENGINE.get(command, ()):
+        importlib.import_module(name)
+
+
 def _can_exit_fast() -> bool:
     """No thread still working (a non-daemon thread is joined by a normal exit)."""
     return not any(t.is_alive() and not t.daemon and t is not threading.main_thread()
@@ -147,8 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, program: bool = False) -> tuple[int, bool]:
     """``(exit status, whether the command owned the terminal)``."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # a command named first needs only its own parser (``roofline --help``, a misspelt
+    # command or no command at all still get the whole table)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
@@ -171,6 +199,7 @@ def _main(argv: Sequence[str] | None, program: bool = False) -> tuple[int, bool]
             return int(func(args) or 0), terminal
         saved = _install_signal_handlers()
         if program:  # what start-up made lives until the end: no collector pass walks it
+            _preload_engine(args.command)
             gc.freeze()  # (an in-process caller's garbage is never frozen)
         try:
             return int(func(args) or 0), terminal

@@ -58,14 +58,8 @@ def _say(msg: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the engine: imported here, once the arguments are known to be sound
+    from roofline_tui.core import api
     from roofline_tui.core.artifact import artifact_to_json
-    from roofline_tui.core.rounds.analysis import (
-        load_stored_artifact,
-        skill_disabled,
-        write_artifact,
-        write_csv,
-    )
-    from roofline_tui.core.rounds.annotate import analyze_round_with_history
     from roofline_tui.core.layout import ARTIFACT_JSON, TOPN_NAME
 
     round_dir: Path = args.round_dir
@@ -76,34 +70,34 @@ def run(args: argparse.Namespace) -> int:
     if device_refused:
         return usage_error("analyze", device_refused)
     sources = sources_from_args(args)
-    disabled = skill_disabled(round_dir, sources)
+    reads = api.Reads()  # env_report parsed once, for the L0 check and the analysis
+    disabled = api.disabled(round_dir, sources, reads=reads)
     if disabled:  # spec §6 L0: emit nothing, behave as if this tool did not exist
         _say(f"{disabled}: analysis skipped, nothing written")
         return 0
     options, code = options_from_args("analyze", args)
     if options is None:
         return code
-    result = analyze_round_with_history(round_dir, sources, options)
+    result = api.analyze(round_dir, sources, options, reads=reads)
     artifact = result.artifact
-    if result.display_only:  # never replace a stored artifact with an empty one
+    refusal = api.write_refusal(result)  # never replace a stored artifact with an empty one
+    if refusal is not None and refusal.kind == "display_only":
         _say(f"no {TOPN_NAME} in {shown(round_dir)}; kept the existing {ARTIFACT_JSON} as it is")
         if args.json:
             sys.stdout.write(json_for_stdout(artifact_to_json(artifact)))
         return 1 if args.strict else 0
-    stored = round_dir / ARTIFACT_JSON
-    if not result.topn_found and (stored.exists() or stored.is_symlink()):
+    if refusal is not None:
         # a stored artifact the reader refuses (NaN, an entry without a name, not a file...):
         # still never replaced by an empty one
-        _, why = load_stored_artifact(round_dir)
         _say(f"no {TOPN_NAME} in {shown(round_dir)} and the stored {ARTIFACT_JSON} cannot be "
-             f"shown ({shown(why or 'not a regular file', limit=160)}); left it as it is, "
+             f"shown ({shown(refusal.detail, limit=160)}); left it as it is, "
              "nothing written")
         return 1 if args.strict else 0
     write_plot_for(args, artifact, round_dir)
     try:
-        json_path, _md_path = write_artifact(artifact, round_dir)
+        json_path, _md_path = api.write(artifact, round_dir)
         if args.csv:
-            write_csv(artifact, round_dir)
+            api.write_table(artifact, round_dir)
     except OSError as exc:
         _say(f"cannot write the artifact into {shown(round_dir)}: {shown(exc.strerror or exc)}")
         return 1

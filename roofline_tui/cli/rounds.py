@@ -31,7 +31,7 @@ from roofline_tui.cli.args import (
 )
 
 if TYPE_CHECKING:
-    from roofline_tui.core.rounds.records import RoundHistory
+    from roofline_tui.core.api import RoundHistory
 
 # core.rounds.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
 # check that the two agree)
@@ -88,8 +88,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]:
     # the engine: imported once the arguments are known to be sound
+    from roofline_tui.core import api
     from roofline_tui.core.layout import round_dirs
-    from roofline_tui.core.rounds.compare import load_history
 
     d: Path = args.profile_dir
     if not round_dirs(d):
@@ -99,7 +99,7 @@ def _load(cmd: str, args: argparse.Namespace) -> tuple[RoundHistory | None, int]
     options, code = options_from_args(cmd, args)
     if options is None:
         return None, code
-    return load_history(d, sources_from_args(args), options), 0
+    return api.history(d, sources_from_args(args), options), 0
 
 
 def cell(value: object, limit: int | None = None) -> str:
@@ -119,7 +119,7 @@ def print_rounds(h: RoundHistory) -> None:
     # the table printer and the engine: only once a table is printed (the parser is built
     # without them)
     from roofline_tui.cli.table import Column, print_table
-    from roofline_tui.core.rounds.series import round_summary_rows
+    from roofline_tui.core.api import round_summary_rows
 
     rows: list[list[str]] = []
     for row in round_summary_rows(h):
@@ -165,7 +165,7 @@ def _json(doc: Any) -> None:
 
 
 def run_rounds(args: argparse.Namespace) -> int:
-    from roofline_tui.core.rounds.series import all_kernel_series, kernel_series, round_summary_rows
+    from roofline_tui.core.api import all_kernel_series, kernel_series, round_summary_rows
 
     h, code = _load("rounds", args)
     if h is None:
@@ -211,7 +211,7 @@ def run_rounds(args: argparse.Namespace) -> int:
 
 
 def run_playbook(args: argparse.Namespace) -> int:
-    from roofline_tui.core.rounds.playbook import append_playbook, calibrate, write_priors
+    from roofline_tui.core.api import append_playbook, calibrate, write_priors
 
     h, code = _load("playbook", args)
     if h is None:

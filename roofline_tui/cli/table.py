@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import Literal, NamedTuple, TextIO
 
 from rich.cells import cell_len
 
@@ -24,8 +23,7 @@ GAP = "  "
 RULE = "─"
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     header: str
     align: Align = "left"
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from roofline_tui.core import labels
 from roofline_tui.core import metrics as M
@@ -347,8 +347,7 @@ _PER_UNIT_SOURCES = {"smoke_detail.baseline_ms": "the harness's op time "
                      "(smoke_detail.baseline_ms times the whole op seam)"}
 
 
-@dataclass(frozen=True)
-class _FoldSetting:
+class _FoldSetting(NamedTuple):
     """What every case of one fold shares."""
 
     ctx: OpContext
@@ -364,8 +363,7 @@ class _FoldSetting:
                 else "the case's per-launch latency (workload-v1: per kernel call)")
 
 
-@dataclass(frozen=True)
-class _FoldedCase:
+class _FoldedCase(NamedTuple):
     est: OpEstimate
     row: _CaseRow
     how: str  # how the case's time per unit was taken
@@ -511,8 +509,7 @@ def fold_cases(
     ), axes
 
 
-@dataclass(frozen=True)
-class _Head:
+class _Head(NamedTuple):
     """One head as its analysis starts: the Top-N row, its regime, class and refinement."""
 
     row: TopNEntry
@@ -625,8 +622,7 @@ def _op_context(h: _Head, sh: _Shared) -> OpContext:
     return h.refine.context(ctx) if h.refine is not None else ctx
 
 
-@dataclass(frozen=True)
-class _Estimated:
+class _Estimated(NamedTuple):
     """The op model's estimate and, when cases were folded, their axes and instance rows."""
 
     est: OpEstimate
@@ -706,8 +702,7 @@ def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
     return class_of
 
 
-@dataclass(frozen=True)
-class _Joined:
+class _Joined(NamedTuple):
     """The kernels joined into this head's logical op: the milliseconds they add per launch."""
 
     added: float = 0.0

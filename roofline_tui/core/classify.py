@@ -9,12 +9,10 @@ a host↔device copy crosses the host link), and marks sparse attention.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 
-@dataclass(frozen=True)
-class Classification:
+class Classification(NamedTuple):
     op_class: str
     op_subclass: str | None
     reason: str

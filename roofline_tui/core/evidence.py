@@ -17,7 +17,7 @@ its confidence drops one step: the promise rests on a number nothing in this run
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core import units
 from roofline_tui.core.artifact import Confidence, Demonstrated, Entry
@@ -26,8 +26,7 @@ GAP = 1.5  # attainable over demonstrated speedup beyond which a data-sheet roof
 _LOWER: dict[Confidence, Confidence] = {"high": "medium", "medium": "low", "low": "low"}
 
 
-@dataclass(frozen=True)
-class _Best:
+class _Best(NamedTuple):
     rate: float
     by: str
 

@@ -19,7 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from roofline_tui.core.bulk import Biggest, NotStreamable, collector_paused, stream_object
 from roofline_tui.core.coerce import coerce_number, integer, number
 from roofline_tui.core.names import cap_name, short_name_of
-from roofline_tui.core.store import ReadProblem, parse_json_text, read_bytes, read_json
+from roofline_tui.core.store import (
+    NO_MEMORY,
+    ReadProblem,
+    parse_json_text,
+    read_bytes,
+    read_json,
+)
 from roofline_tui.core.textsafe import printable, valid_unicode
 from roofline_tui.core.topn_ext import (
     EXTENSION_KEY,
@@ -491,7 +497,7 @@ def read_topn(path: Path) -> tuple[TopN | None, list[str], ReadProblem | None]:
     except ReadProblem as exc:
         return None, [str(exc)], exc
     except MemoryError:
-        short = ReadProblem(path, "not enough memory to read it")
+        short = ReadProblem(path, NO_MEMORY)
         return None, [str(short)], short
     topn, problems = parse_topn(data)
     return topn, problems, None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.inputs import TopN, TopNEntry
 
@@ -33,8 +33,7 @@ _COMPANION = re.compile(r"reduce|combine|merge|finali[sz]e|attention|attn|mla|fl
                         re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Partner:
+class Partner(NamedTuple):
     """Another Top-N kernel launched by the same op calls as an entry."""
 
     entry: TopNEntry

@@ -7,6 +7,7 @@ decided here, with the constants they use exposed for notes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.artifact import BoundType, HeadroomClass, RoofAxis
 
@@ -98,8 +99,7 @@ def attainable_speedup(target_eff: float, roofline_pct: float) -> float:
     return max(1.0, target_eff / roofline_pct)
 
 
-@dataclass(frozen=True)
-class Speedup:
+class Speedup(NamedTuple):
     value: float                 # what the entry reports
     roofline_formula: float      # max(1, target_eff / roofline_pct)
     launch_floor: float | None   # max(1, t_launch / launch overhead); None when t is unknown

@@ -50,10 +50,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 Role = Literal["input", "output", "inplace", "weight", "bias", "scale", "cache", "index",
                "workspace", "scalar", "other"]
@@ -82,8 +81,7 @@ WRITES_KINDS = ("gemm", "linear", "broadcast", "cat", "stack", "attention", "emb
 _CODES: Mapping[str, Role] = {r: cast(Role, r) for r in ROLES}
 
 
-@dataclass(frozen=True)
-class OpRoles:
+class OpRoles(NamedTuple):
     """The role of every argument position of one call of ``op``."""
 
     op: str  # the normalised op name (the table key when it matched)
@@ -94,8 +92,7 @@ class OpRoles:
     writes_cache: bool = False  # the ``cache`` arguments are written (at slot rows), not read
 
 
-@dataclass(frozen=True)
-class _Row:
+class _Row(NamedTuple):
     roles: tuple[Role, ...]
     writes: str | None
     schema: str

@@ -28,7 +28,7 @@ rule's ``opmodels.Choice``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.artifact import (
     Alternative,
@@ -57,8 +57,7 @@ def _only_set(**values: object) -> dict[str, object]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-@dataclass(frozen=True)
-class Said:
+class Said(NamedTuple):
     """Sentences without fields (the head's regime and class; a closing "Not modelled")."""
 
     notes: tuple[str, ...] = ()
@@ -68,8 +67,7 @@ class Said:
         return {}
 
 
-@dataclass(frozen=True)
-class PartOf:
+class PartOf(NamedTuple):
     """The head is part of another entry's logical op, and judged there."""
 
     host: str  # the entry's short name
@@ -84,8 +82,7 @@ class PartOf:
         return {"part_of": self.host}
 
 
-@dataclass(frozen=True)
-class Timing:
+class Timing(NamedTuple):
     """Per-launch time in the head's regime (``None`` with why not) and launches per step."""
 
     t_ms: float | None
@@ -103,8 +100,7 @@ class Timing:
         return out
 
 
-@dataclass(frozen=True)
-class Modelled:
+class Modelled(NamedTuple):
     """What one logical unit costs and takes: the op model's estimate (``None`` when the
     counters alone carry the entry), the launches it spans and its time."""
 
@@ -147,8 +143,7 @@ class Modelled:
         return out
 
 
-@dataclass(frozen=True)
-class NotModelled:
+class NotModelled(NamedTuple):
     """Why the head has no byte/FLOP model (spec §6 L2). A logical op joined before the model
     failed is still recorded."""
 
@@ -161,8 +156,7 @@ class NotModelled:
         return _only_set(logical_op=self.logical_op)
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     """The roofs a unit is judged against and the candidate the feasibility rule chose."""
 
     peak_bw: float
@@ -184,8 +178,7 @@ class Choice:
         return out
 
 
-@dataclass(frozen=True)
-class Measured:
+class Measured(NamedTuple):
     """Stage C: the bytes and FLOPs the roofline uses, measured where counters gave them (the
     model's figures kept beside them). ``basis`` is ``None`` when the head has no refinement."""
 
@@ -207,8 +200,7 @@ class Measured:
         return out
 
 
-@dataclass(frozen=True)
-class Roofline:
+class Roofline(NamedTuple):
     """Achieved rates, utilizations, the roof and the bound, and why there is no verdict.
 
     Without a memory peak only the achieved rates are known (``judged`` false): no roof, no
@@ -256,8 +248,7 @@ class Roofline:
         return out
 
 
-@dataclass(frozen=True)
-class Corroboration:
+class Corroboration(NamedTuple):
     """Stage C: the counters that support or contradict the bound type (spec §5)."""
 
     rows: tuple[CorroborationRow, ...]
@@ -271,8 +262,7 @@ class Corroboration:
         return {"corroboration": list(self.rows)}
 
 
-@dataclass(frozen=True)
-class Speedup:
+class Speedup(NamedTuple):
     """The attainable speedup and expected gain of a head with a verdict."""
 
     value: float
@@ -282,8 +272,7 @@ class Speedup:
     model_caution: str | None = None
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """Bands, speedup, gain, confidence, route and levers: what every outcome ends with."""
 
     stage: Stage

@@ -22,9 +22,8 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -974,6 +973,43 @@ def _resolve(
     product = (product.strip() or None) if isinstance(product, str) else None
     device = (device.strip() or None) if isinstance(device, str) else None
     props = _pick_props(device_props) if device_props is not None else {}
+    arch = _profile_arch(gfx, props, problems)
+
+    # 1. explicit --device
+    if device:
+        peaks = _peaks_for_device(sections, device, arch, props, problems)
+        if peaks is not None:
+            return peaks
+
+    # 2. product from the environment report, then the device name in the properties
+    unmatched: list[str] = [device] if device else []
+    peaks = _peaks_for_product(sections, product, arch, props, problems, unmatched)
+    if peaks is not None:
+        return peaks
+
+    # 3. the arch's default section: confidence high only when no product contradicts it
+    if arch:
+        peaks = _peaks_for_arch(sections, arch, device, props, problems, unmatched)
+        if peaks is not None:
+            return peaks
+
+    # 4. derived, 5. nothing
+    if props:
+        derived = derive_peaks_from_props(props, gfx=arch, product=product)
+        derived.problems = problems + derived.problems
+        return derived
+    why = (
+        f"{arch}: not in the peak table and no device properties to derive peaks from; "
+        "roofline ratios unavailable"
+        if arch
+        else "GPU arch unknown (no gfx, product or device properties); roofline ratios unavailable"
+    )
+    return _no_peaks(arch, product, "; ".join([*problems, why]) if problems else why)
+
+
+def _profile_arch(gfx: str | None, props: dict[str, Any], problems: list[str]) -> str | None:
+    """The profile's arch, from ``gfx`` unless it is a compute capability on an AMD device,
+    else from the device properties."""
     vendor = _props_vendor(props) if props else None
     arch = normalize_arch(gfx)
     if (
@@ -990,27 +1026,45 @@ def _resolve(
         arch = None
     if arch is None and props:
         arch = _arch_from_props(props)
+    return arch
 
-    # 1. explicit --device
-    if device:
-        sec = match_product(device, sections)
-        if sec is None:
-            dev_arch = normalize_arch(device)
-            if dev_arch and _default_for_arch(sections, dev_arch):
-                sec = _default_for_arch(sections, dev_arch)
-        if sec is not None:
-            if arch and sec.gfx != arch:
-                problems.append(
-                    f"--device {device!r} ({_label(sec)}) overrides the profile's arch {arch}"
-                )
-            return _with_props_checks(_from_section(sec, problems), props)
-        problems.append(f"--device {device!r} matches no section of the peak table")
 
-    # 2. product from the environment report, then the device name in the properties
+def _peaks_for_device(
+    sections: list[PeakSection],
+    device: str,
+    arch: str | None,
+    props: dict[str, Any],
+    problems: list[str],
+) -> Peaks | None:
+    """The section ``--device`` names (a product or an arch); None when it names none."""
+    sec = match_product(device, sections)
+    if sec is None:
+        dev_arch = normalize_arch(device)
+        if dev_arch and _default_for_arch(sections, dev_arch):
+            sec = _default_for_arch(sections, dev_arch)
+    if sec is not None:
+        if arch and sec.gfx != arch:
+            problems.append(
+                f"--device {device!r} ({_label(sec)}) overrides the profile's arch {arch}"
+            )
+        return _with_props_checks(_from_section(sec, problems), props)
+    problems.append(f"--device {device!r} matches no section of the peak table")
+    return None
+
+
+def _peaks_for_product(
+    sections: list[PeakSection],
+    product: str | None,
+    arch: str | None,
+    props: dict[str, Any],
+    problems: list[str],
+    unmatched: list[str],
+) -> Peaks | None:
+    """The section of the reported product, else of the device name in the properties
+    (a board number sized by its memory); names that match nothing go to ``unmatched``."""
     candidates = [(product, "product")]
     if props:
         candidates.append((_name_from_props(props), "device name"))
-    unmatched: list[str] = [device] if device else []
     mem = _read_prop_numbers(props).get("mem_bytes") if props else None
     for cand, what in candidates:
         if not cand:
@@ -1032,47 +1086,43 @@ def _resolve(
                 f"{what} {cand!r} ({_label(sec)}) disagrees with arch {arch}; ignored"
             )
         unmatched.append(cand)
+    return None
 
-    # 3. the arch's default section: confidence high only when no product contradicts it
-    if arch:
-        sec = _default_for_arch(sections, arch)
-        if sec is not None:
-            if unmatched:
-                named = ", ".join(repr(u) for u in unmatched)
-                problems.append(
-                    f"product {named} not in the peak table; using the {arch} default "
-                    f"({sec.product or arch}) at confidence medium: its bandwidth and peaks may "
-                    "differ (pass --device to pick a section)"
-                )
-                peaks = _from_section(sec, problems)
-                peaks.confidence = "medium"
-                return _with_props_checks(peaks, props)
-            if device and sec.product:
-                problems.append(f"using {arch} default section ({sec.product})")
-            return _with_props_checks(_from_section(sec, problems), props)
-        only_products = sorted({s.product for s in sections if s.gfx == arch and s.product})
-        if only_products:
+
+def _peaks_for_arch(
+    sections: list[PeakSection],
+    arch: str,
+    device: str | None,
+    props: dict[str, Any],
+    problems: list[str],
+    unmatched: list[str],
+) -> Peaks | None:
+    """The arch's default section, at confidence medium when a named product is unknown."""
+    sec = _default_for_arch(sections, arch)
+    if sec is not None:
+        if unmatched:
+            named = ", ".join(repr(u) for u in unmatched)
             problems.append(
-                f"{arch} has only product-specific sections ({', '.join(only_products)}); "
-                "pass --device to use one"
+                f"product {named} not in the peak table; using the {arch} default "
+                f"({sec.product or arch}) at confidence medium: its bandwidth and peaks may "
+                "differ (pass --device to pick a section)"
             )
+            peaks = _from_section(sec, problems)
+            peaks.confidence = "medium"
+            return _with_props_checks(peaks, props)
+        if device and sec.product:
+            problems.append(f"using {arch} default section ({sec.product})")
+        return _with_props_checks(_from_section(sec, problems), props)
+    only_products = sorted({s.product for s in sections if s.gfx == arch and s.product})
+    if only_products:
+        problems.append(
+            f"{arch} has only product-specific sections ({', '.join(only_products)}); "
+            "pass --device to use one"
+        )
+    return None
 
-    # 4. derived, 5. nothing
-    if props:
-        derived = derive_peaks_from_props(props, gfx=arch, product=product)
-        derived.problems = problems + derived.problems
-        return derived
-    why = (
-        f"{arch}: not in the peak table and no device properties to derive peaks from; "
-        "roofline ratios unavailable"
-        if arch
-        else "GPU arch unknown (no gfx, product or device properties); roofline ratios unavailable"
-    )
-    return _no_peaks(arch, product, "; ".join([*problems, why]) if problems else why)
 
-
-@dataclass(frozen=True)
-class _Partitionable:
+class _Partitionable(NamedTuple):
     """A part whose one device may be a slice of the chip: its whole-chip counts."""
 
     units: int                       # CUs (AMD) or SMs (NVIDIA) of the whole chip
@@ -1380,8 +1430,7 @@ def compute_axis_veto(peaks: Peaks) -> str | None:
 # host link (host <-> device copies)
 
 
-@dataclass(frozen=True)
-class HostLink:
+class HostLink(NamedTuple):
     """The link a host↔device copy crosses, one direction (a copy moves one way)."""
 
     bytes_s: float

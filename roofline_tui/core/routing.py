@@ -7,14 +7,13 @@ type. The byte-reduction levers of a saturated head belong to its op class
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.artifact import Route
 from roofline_tui.core.metrics import E2E_NOISE_PCT
 
 
-@dataclass(frozen=True)
-class RouteDecision:
+class RouteDecision(NamedTuple):
     route: Route
     reason: str
 

@@ -134,6 +134,9 @@ def check_regular(path: Path | str) -> str | None:
     return None if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
 
 
+NO_MEMORY = "not enough memory to read it"
+
+
 def read_bytes(path: Path | str, *, max_bytes: int = MAX_READ_BYTES, head: bool = False) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
 
@@ -175,9 +178,16 @@ def read_bytes(path: Path | str, *, max_bytes: int = MAX_READ_BYTES, head: bool 
         raise
     except OSError as exc:
         raise ReadProblem(path, _os_reason(exc)) from None
+    except MemoryError:  # under a memory limit: the file is bad input like any other
+        chunks = []
+        raise ReadProblem(path, NO_MEMORY) from None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    try:
+        data = b"".join(chunks)
+    except MemoryError:
+        chunks = []
+        raise ReadProblem(path, NO_MEMORY) from None
     if len(data) > max_bytes:
         if head:
             return data[:max_bytes]

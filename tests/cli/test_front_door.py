@@ -36,6 +36,22 @@ def test_console_script_and_module_entry_points() -> None:
     assert roofline().returncode == 2  # no command: help on stderr, a usage error
 
 
+def test_a_command_named_first_gets_its_own_parser_only(capsys) -> None:
+    """``roofline NAME ...`` builds only NAME's parser: its help is the one the whole table
+    gives; a misspelt command still lists every command."""
+    whole = _subcommands(build_parser())
+    for name, _ in COMMANDS:
+        alone = _subcommands(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == whole[name].format_help()
+    wrong = roofline("analyz", "x")
+    assert wrong.returncode == 2
+    assert "invalid choice: 'analyz'" in wrong.stderr
+    assert all(f"'{name}'" in wrong.stderr for name, _ in COMMANDS)
+    bad = roofline("analyze", "--max-heads", "0", "x")
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: roofline analyze")
+
+
 @pytest.mark.parametrize("argv", [["analyze", "--help"], ["rounds", "--help"],
                                   ["playbook", "--help"], ["dash", "--help"],
                                   ["import", "torch", "--help"], ["schema", "--help"]])
@@ -101,7 +117,10 @@ def test_analyze_json_imports_no_rich_importers_playbook_or_textual(demo_profile
     loaded = _modules_after(code)
     assert not [m for m in loaded if m.startswith(
         ("textual", "rich", "matplotlib", "plotext", "watchfiles", "roofline_tui.importers",
-         "roofline_tui.core.rounds.playbook", "roofline_tui.app"))]
+         "roofline_tui.core.rounds.playbook", "roofline_tui.app",
+         # a round without counter files never loads the counter readers
+         "roofline_tui.core.measured.amd", "roofline_tui.core.measured.ncu",
+         "roofline_tui.core.measured.roofline_v1", "sqlite3"))]
     # the human table does use rich, and nothing else it did not use before
     loaded = _modules_after(code.replace(", '--json'", ""))
     assert "rich" in loaded and "roofline_tui.importers" not in loaded

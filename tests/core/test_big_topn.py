@@ -176,7 +176,8 @@ def test_out_of_memory_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
 def _baseline_vm() -> int:
     """Virtual memory of a child that has imported the engine (what the limit must allow)."""
-    code = ("import roofline_tui.core.rounds.annotate, roofline_tui.core.rounds.analysis\n"
+    code = ("import roofline_tui.cli, roofline_tui.cli.analyze, roofline_tui.cli.output\n"
+            "import roofline_tui.core.api, roofline_tui.core.rounds.annotate\n"
             "print(open('/proc/self/statm').read().split()[0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True).stdout

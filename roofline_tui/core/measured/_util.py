@@ -12,6 +12,8 @@ from roofline_tui.core import store
 from ..coerce import number
 
 MAX_TEXT_BYTES = 256 * 1024 * 1024
+# FLOPs per SQ_INSTS_VALU_MFMA_MOPS unit when a loader is not told another (the AMD readers)
+DEFAULT_FLOPS_PER_MOP = 512.0
 
 def to_float(value: object) -> float | None:
     """A counter value as a finite float, or ``None`` (``n/a``, text, empty, NaN, huge).

@@ -24,11 +24,9 @@ from typing import cast
 from ..dtypes import canonical_dtype as canonical
 from ..names import cap_name
 from ..peaks import normalize_arch
-from ._util import csv_rows, mean, read_text, to_float
+from ._util import DEFAULT_FLOPS_PER_MOP, csv_rows, mean, read_text, to_float
 from .models import KernelMeasurement
 from .sqlite_ro import SQLITE_ROW_BUDGET, open_sqlite_ro
-
-DEFAULT_FLOPS_PER_MOP = 512.0
 
 CORROBORATION_COUNTERS = (
     "MemUnitStalled",
@@ -211,6 +209,13 @@ def parse_rocpd(path: Path) -> ParsedFile:
         return out
     finally:
         con.close()
+    _add_rocpd_rows(out, rows, path)
+    return out
+
+
+def _add_rocpd_rows(out: ParsedFile, rows: list[tuple[object, ...]], path: Path) -> None:
+    """Fold ``pmc_events`` rows (name, dispatch id, counter, value, duration) into
+    ``out.kernels``: one :class:`Dispatch` per dispatch id, counters summed."""
     by_kernel: dict[str, dict[object, Dispatch]] = {}
     bad = 0
     for name, did, counter, value, duration in rows:
@@ -232,7 +237,6 @@ def parse_rocpd(path: Path) -> ParsedFile:
     out.kernels = {k: _ordered(v) for k, v in by_kernel.items()}
     if not out.kernels:
         out.problems.append(f"{path.name}: pmc_events is empty")
-    return out
 
 
 def is_pmc_perf_header(row: list[str]) -> bool:
@@ -493,6 +497,91 @@ def _dispatch_flops(
     return by_dt, untyped, bool(by_dt) or untyped is not None or used_mops
 
 
+@dataclass
+class _Tally:
+    """Per-dispatch byte and FLOP figures gathered over one kernel's dispatches."""
+
+    reads: list[float] = field(default_factory=list)
+    writes: list[float] = field(default_factory=list)
+    totals: list[float] = field(default_factory=list)
+    formulas: set[str] = field(default_factory=set)
+    have_fetch: bool = False
+    have_write: bool = False
+    flops: list[float] = field(default_factory=list)
+    by_dt_sum: dict[str, float] = field(default_factory=dict)
+    any_flop_counter: bool = False
+    untyped_seen: bool = False
+
+
+def _tally_bytes(t: _Tally, c: dict[str, float], arch: str | None) -> None:
+    """Add one dispatch's read/write bytes (FETCH/WRITE_SIZE, else raw TCC->EA counts)."""
+    rd = wr = None
+    if "FETCH_SIZE" in c:
+        t.have_fetch = True
+        rd = c["FETCH_SIZE"] * 1024
+        t.formulas.add("fetch")
+    if "WRITE_SIZE" in c:
+        t.have_write = True
+        wr = c["WRITE_SIZE"] * 1024
+    if rd is None and wr is None:
+        rd, how = _raw_read_bytes(c, arch)
+        wr = _raw_write_bytes(c)
+        if how:
+            t.formulas.add(how)
+    if rd is not None:
+        t.reads.append(rd)
+    if wr is not None:
+        t.writes.append(wr)
+    if rd is not None and wr is not None:
+        t.totals.append(rd + wr)
+
+
+def _tally_flops(t: _Tally, c: dict[str, float], flops_per_mop: float | dict[str, float]) -> None:
+    """Add one dispatch's MFMA FLOPs, total and split by dtype."""
+    by_dt, untyped, present = _dispatch_flops(c, flops_per_mop)
+    if present:
+        t.any_flop_counter = True
+        total = sum(by_dt.values()) + (untyped or 0.0)
+        t.untyped_seen = t.untyped_seen or untyped is not None
+        t.flops.append(total)
+        for dt, v in by_dt.items():
+            t.by_dt_sum[dt] = t.by_dt_sum.get(dt, 0.0) + v
+
+
+def _byte_notes(t: _Tally, n: int, missing: list[str], out_notes: list[str]) -> None:
+    """Missing byte counters, or how the bytes were counted."""
+    if not t.totals:
+        if not (t.have_fetch or t.reads):
+            missing.append("FETCH_SIZE")
+        if not (t.have_write or t.writes):
+            missing.append("WRITE_SIZE")
+    elif len(t.totals) < n:
+        out_notes.append(f"bytes from {len(t.totals)} of {n} dispatches that carry both counters")
+    if t.totals:
+        if "fetch" in t.formulas:
+            out_notes.append(BYTES_NOTE_FETCH)
+        else:
+            out_notes.append(
+                "bytes from TCC->EA request counts: read bytes = "
+                + "; ".join(sorted(t.formulas))
+                + "; writes = (WRREQ - WRREQ_64B)*32 + WRREQ_64B*64; traffic below L2, not "
+                "HBM pins"
+            )
+
+
+def _flop_dtypes(t: _Tally, out_notes: list[str]) -> tuple[dict[str, float], str | None]:
+    """Mean FLOPs per dispatch by dtype, and the dominant dtype when every count has one."""
+    nf = len(t.flops)
+    flops_by_dtype = {dt: v / nf for dt, v in t.by_dt_sum.items()} if nf else {}
+    flops_dtype = None
+    positive = {dt: v for dt, v in flops_by_dtype.items() if v > 0}
+    if positive and not t.untyped_seen:
+        flops_dtype = max(positive, key=lambda dt: positive[dt])
+    elif positive and t.untyped_seen:
+        out_notes.append("MfmaFlops total has no dtype split; flops_dtype left unknown")
+    return flops_by_dtype, flops_dtype
+
+
 def measure_kernel(
     kernel: str,
     dispatches: list[Dispatch],
@@ -506,76 +595,19 @@ def measure_kernel(
     flagged: list[str] = []
     dispatches = [_drop_impossible(d, flagged) for d in dispatches]
     n = len(dispatches)
-    reads: list[float] = []
-    writes: list[float] = []
-    totals: list[float] = []
-    formulas: set[str] = set()
-    have_fetch = have_write = False
-    flops: list[float] = []
-    by_dt_sum: dict[str, float] = {}
-    any_flop_counter = False
-    untyped_seen = False
+    t = _Tally()
     for d in dispatches:
-        c = d.counters
-        rd = wr = None
-        if "FETCH_SIZE" in c:
-            have_fetch = True
-            rd = c["FETCH_SIZE"] * 1024
-            formulas.add("fetch")
-        if "WRITE_SIZE" in c:
-            have_write = True
-            wr = c["WRITE_SIZE"] * 1024
-        if rd is None and wr is None:
-            rd, how = _raw_read_bytes(c, arch)
-            wr = _raw_write_bytes(c)
-            if how:
-                formulas.add(how)
-        if rd is not None:
-            reads.append(rd)
-        if wr is not None:
-            writes.append(wr)
-        if rd is not None and wr is not None:
-            totals.append(rd + wr)
-        by_dt, untyped, present = _dispatch_flops(c, flops_per_mop)
-        if present:
-            any_flop_counter = True
-            total = sum(by_dt.values()) + (untyped or 0.0)
-            untyped_seen = untyped_seen or untyped is not None
-            flops.append(total)
-            for dt, v in by_dt.items():
-                by_dt_sum[dt] = by_dt_sum.get(dt, 0.0) + v
+        _tally_bytes(t, d.counters, arch)
+        _tally_flops(t, d.counters, flops_per_mop)
     missing: list[str] = []
     out_notes = list(notes or [])
     out_notes.extend(dict.fromkeys(flagged))
-    if not totals:
-        if not (have_fetch or reads):
-            missing.append("FETCH_SIZE")
-        if not (have_write or writes):
-            missing.append("WRITE_SIZE")
-    elif len(totals) < n:
-        out_notes.append(f"bytes from {len(totals)} of {n} dispatches that carry both counters")
-    if totals:
-        if "fetch" in formulas:
-            out_notes.append(BYTES_NOTE_FETCH)
-        else:
-            out_notes.append(
-                "bytes from TCC->EA request counts: read bytes = "
-                + "; ".join(sorted(formulas))
-                + "; writes = (WRREQ - WRREQ_64B)*32 + WRREQ_64B*64; traffic below L2, not "
-                "HBM pins"
-            )
-    if not any_flop_counter:
+    _byte_notes(t, n, missing, out_notes)
+    if not t.any_flop_counter:
         missing.append("MfmaFlops* or SQ_INSTS_VALU_MFMA_MOPS_*")
     else:
         out_notes.append("FLOPs count MFMA (matrix-core) work only; VALU FLOPs not included")
-    nf = len(flops)
-    flops_by_dtype = {dt: v / nf for dt, v in by_dt_sum.items()} if nf else {}
-    flops_dtype = None
-    positive = {dt: v for dt, v in flops_by_dtype.items() if v > 0}
-    if positive and not untyped_seen:
-        flops_dtype = max(positive, key=lambda dt: positive[dt])
-    elif positive and untyped_seen:
-        out_notes.append("MfmaFlops total has no dtype split; flops_dtype left unknown")
+    flops_by_dtype, flops_dtype = _flop_dtypes(t, out_notes)
     corroboration: dict[str, float] = {}
     for name in CORROBORATION_COUNTERS:
         vals = [d.counters[name] for d in dispatches if name in d.counters]
@@ -587,8 +619,8 @@ def measure_kernel(
     return KernelMeasurement(
         kernel=kernel,
         dispatches=n,
-        bytes_per_dispatch=mean(totals),
-        flops_per_dispatch=mean(flops),
+        bytes_per_dispatch=mean(t.totals),
+        flops_per_dispatch=mean(t.flops),
         flops_dtype=canonical(flops_dtype),
         duration_s=mean(durs),
         corroboration=corroboration,
@@ -596,7 +628,7 @@ def measure_kernel(
         source=source,
         path=path,
         notes=out_notes,
-        read_bytes_per_dispatch=mean(reads),
-        write_bytes_per_dispatch=mean(writes),
+        read_bytes_per_dispatch=mean(t.reads),
+        write_bytes_per_dispatch=mean(t.writes),
         flops_by_dtype=flops_by_dtype,
     )

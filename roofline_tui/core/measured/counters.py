@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofline_tui.core.store import parse_json_text, read_bytes
 
@@ -14,9 +15,14 @@ from ..layout import (  # noqa: F401 - re-exported: the package's public API
     discover_roofline_files,
 )
 from ..peaks import normalize_arch
-from . import amd, ncu, roofline_v1
-from ._util import csv_rows, read_text
+from ._util import DEFAULT_FLOPS_PER_MOP, csv_rows, read_text
 from .models import CounterSet, KernelMeasurement
+
+if TYPE_CHECKING:
+    from .amd import ParsedFile
+
+# the format readers (amd, ncu, roofline_v1; sqlite3 with them) are imported by the functions
+# that read a counter file: a round without counters never loads them
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -24,6 +30,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def sniff(path: Path) -> str:
     """Format of a counter file: rocprofv3-csv, rocpd, rocprof-compute-pmc, ncu-csv (details),
     ncu-raw, ncu-rep, roofline-v1, sysinfo, kernel-trace, or unknown."""
+    from . import amd, ncu, roofline_v1
+
     if path.suffix.lower() == ".ncu-rep":
         return "ncu-rep"
     head = read_bytes(path, max_bytes=len(SQLITE_MAGIC), head=True)  # never blocks on a FIFO
@@ -106,7 +114,7 @@ def _agent_arch(counter_file: Path) -> str | None:
 _PASS_DIR = re.compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
 
 
-def _workload_groups(files: list[amd.ParsedFile]) -> list[list[amd.ParsedFile]]:
+def _workload_groups(files: list[ParsedFile]) -> list[list[ParsedFile]]:
     """Split rocprofv3/rocpd files into workloads whose files are passes of one run.
 
     Two files belong together when they sit in sibling ``pass_N``/``pmc_N`` directories, or
@@ -133,7 +141,7 @@ def _workload_groups(files: list[amd.ParsedFile]) -> list[list[amd.ParsedFile]]:
             similar = bool(ka | kb) and len(ka & kb) * 2 >= len(ka | kb)
             if siblings or similar:
                 parent[find(i)] = find(j)
-    groups: dict[int, list[amd.ParsedFile]] = {}
+    groups: dict[int, list[ParsedFile]] = {}
     for i, f in enumerate(files):
         groups.setdefault(find(i), []).append(f)
     return list(groups.values())
@@ -170,7 +178,7 @@ def _add(out: dict[str, KernelMeasurement], m: KernelMeasurement, problems: list
 
 
 def load_counters(
-    paths: list[Path], *, flops_per_mop: float | dict[str, float] = amd.DEFAULT_FLOPS_PER_MOP
+    paths: list[Path], *, flops_per_mop: float | dict[str, float] = DEFAULT_FLOPS_PER_MOP
 ) -> CounterSet:
     """Load counter files of any supported format into per-kernel measurements.
 
@@ -189,6 +197,8 @@ def load_counters(
 
 
 def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) -> None:
+    from . import amd, ncu, roofline_v1
+
     problems = result.problems
     kinds: dict[Path, str] = {}
     for p in dict.fromkeys(Path(x) for x in paths):
@@ -197,7 +207,7 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
         except OSError as exc:
             problems.append(f"{p.name}: cannot read ({exc.strerror or exc})")
     sysinfos = [p for p, k in kinds.items() if k == "sysinfo"]
-    pass_files: list[amd.ParsedFile] = []
+    pass_files: list[ParsedFile] = []
     rooflines: dict[str, list[tuple[Path, KernelMeasurement]]] = {}
     for p, kind in kinds.items():
         try:
@@ -248,29 +258,46 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
             problems.append(f"{p.name}: could not parse ({type(exc).__name__}: {exc})")
     if pass_files:
-        for pf in pass_files:
-            problems.extend(pf.problems)
-        for group in _workload_groups([pf for pf in pass_files if pf.kernels]):
-            joined, probs, notes = amd.join_passes(group)
-            problems.extend(probs)
-            for k, ds in joined.items():
-                src = next(pf for pf in group if k in pf.kernels)
-                m = amd.measure_kernel(
-                    k,
-                    ds,
-                    source=src.source,
-                    path=str(src.path),
-                    flops_per_mop=fpm,
-                    notes=notes + src.notes,
-                    arch=src.arch,
-                )
-                _add(result.measurements, m, problems)
+        _measure_passes(pass_files, fpm, result)
+    _add_rooflines(rooflines, result)
+
+
+def _measure_passes(pass_files: list[ParsedFile], fpm: float | dict[str, float],
+                    result: CounterSet) -> None:
+    """Join the per-pass AMD files of each workload and measure every kernel in them."""
+    from . import amd
+
+    problems = result.problems
+    for pf in pass_files:
+        problems.extend(pf.problems)
+    for group in _workload_groups([pf for pf in pass_files if pf.kernels]):
+        joined, probs, notes = amd.join_passes(group)
+        problems.extend(probs)
+        for k, ds in joined.items():
+            src = next(pf for pf in group if k in pf.kernels)
+            m = amd.measure_kernel(
+                k,
+                ds,
+                source=src.source,
+                path=str(src.path),
+                flops_per_mop=fpm,
+                notes=notes + src.notes,
+                arch=src.arch,
+            )
+            _add(result.measurements, m, problems)
+
+
+def _add_rooflines(rooflines: dict[str, list[tuple[Path, KernelMeasurement]]],
+                   result: CounterSet) -> None:
+    """One roofline-v1 report per kernel: the baseline one when a post one is beside it."""
+    from . import roofline_v1
+
     for items in rooflines.values():
         base = [x for x in items if roofline_v1.phase_of(x[0]) == "baseline"]
         chosen = (base or items)[0]
         if base and len(items) > 1:
             chosen[1].notes.append("baseline report preferred over post")
-        _add(result.measurements, chosen[1], problems)
+        _add(result.measurements, chosen[1], result.problems)
 
 
 def match_measurement(counters: CounterSet, kernel_name: str) -> KernelMeasurement | None:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import StepAggregates
@@ -90,8 +90,7 @@ _PREFILL_ONLY = re.compile(r"prefill|extend", re.IGNORECASE)
 _SPLIT_REDUCE = re.compile(r"reduce|combine", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class _Heads:
+class _Heads(NamedTuple):
     """Heads, head dims and bytes per element of one call; ``kv_tok`` is the KV elements one
     cached token holds (``H_KV·(d_qk + d_v)``, or the MLA latent)."""
 
@@ -107,8 +106,7 @@ class _Heads:
     b_kv: float
 
 
-@dataclass(frozen=True)
-class _Dense:
+class _Dense(NamedTuple):
     """A dense call's own sequence lengths."""
 
     batch: int
@@ -117,15 +115,13 @@ class _Dense:
     masked: bool
 
 
-@dataclass(frozen=True)
-class _Recorded:
+class _Recorded(NamedTuple):
     heads: _Heads
     dense: _Dense | None  # the call's own work ([B,·,S,·] layouts)
     tokens: int | None    # query rows of a flattened [T, H, d] query
 
 
-@dataclass(frozen=True)
-class _PerCall:
+class _PerCall(NamedTuple):
     """One call's work from the step aggregates (per-step sums)."""
 
     sq: float
@@ -572,101 +568,42 @@ def _aggregate_estimate(ctx: OpContext, rec: _Recorded | None, pc: _PerCall,
     )
 
 
+class _ConfigWork(NamedTuple):
+    """Heads, element sizes and dtypes the config fallback estimates with."""
+
+    n_q: int
+    n_kv: int
+    hd: int
+    kv: float
+    a: float
+    kv_dt: str
+    a_dt: str
+
+
 def _config_estimate(ctx: OpContext, rec: _Recorded | None, lines: list[str],
                      selected: int | None) -> OpEstimate:
     """The labelled last resort: config heads (or the recorded ones) and the workload."""
-    model = ctx.model
-    if model is None and rec is None:
+    if ctx.model is None and rec is None:
         raise OpModelUnavailable(
             "attention: no recorded instance with its heads, no step aggregates with sk for the "
             f"{ctx.regime} regime and no model config.json; any of the first two, or the "
             "config with workload isl/osl, would settle it")
     assumptions = lines
     if rec is not None:
-        n_q, n_kv, hd = rec.heads.h_q, rec.heads.h_kv, rec.heads.d_qk
-        kv, a = rec.heads.b_kv, rec.heads.b_q
-        kv_dt, a_dt = rec.heads.kv_dtype, rec.heads.q_dtype
+        cw = _ConfigWork(rec.heads.h_q, rec.heads.h_kv, rec.heads.d_qk, rec.heads.b_kv,
+                         rec.heads.b_q, rec.heads.kv_dtype, rec.heads.q_dtype)
     else:
         n_q, n_kv, hd = _config_heads(ctx, assumptions)
-        kv, a = ctx.nbytes(ctx.kv_dtype), ctx.nbytes(ctx.activation_dtype)
-        kv_dt, a_dt = ctx.kv_dtype, ctx.activation_dtype
-    wl = ctx.workload
+        cw = _ConfigWork(n_q, n_kv, hd, ctx.nbytes(ctx.kv_dtype),
+                         ctx.nbytes(ctx.activation_dtype), ctx.kv_dtype, ctx.activation_dtype)
     prior: str | None = None
-    cands: list[Candidate] = []
     full, w = (True, None) if selected is not None else _window(ctx, assumptions)
     if ctx.regime == "decode":
-        batch = ctx.require_tokens("paged decode attention")
-        if wl.isl is None or wl.osl is None:
-            raise OpModelUnavailable(
-                "paged decode attention needs the KV length: step annotations with sk "
-                "(vLLM detailed step labels, SGLang step[...] or ATOM labels), or workload isl "
-                "and osl for the isl + osl/2 estimate")
-        seq = wl.isl + wl.osl / 2.0
-        assumptions.append(
-            f"seq_len = isl + osl/2 = {seq:g} (average context mid-run; a real source of error; "
-            "no step aggregates for this regime)"
-        )
-        if selected is not None:
-            assumptions.append(
-                f"sparse attention: each query reads the KV of min(seq_len, {selected} selected "
-                f"tokens) = {min(seq, selected):g} tokens (config)"
-            )
-            seq = min(seq, float(selected))
-        assumptions.append(f"batch = {batch} ({ctx.tokens_source})")
-        if model is not None and model.attention_kind == "mla" and model.mla is not None:
-            lora = model.mla.kv_lora_rank
-            latent = lora + model.mla.qk_rope_head_dim
-
-            def work(s: float) -> tuple[float, float]:
-                return batch * s * latent * kv, 2.0 * batch * n_q * s * (latent + lora)
-            assumptions.append(
-                f"MLA: latent cache of {latent} elems/token at kv {kv_dt} {kv:g} B, "
-                "weights absorbed (QK over latent+rope, PV over latent)"
-            )
-            name = "MLA decode: batch·seq·(kv_lora+rope)·kv_bytes"
-        else:
-            def work(s: float) -> tuple[float, float]:
-                return batch * s * n_kv * hd * 2 * kv, 2.0 * batch * n_q * s * hd * 2
-            assumptions.append(
-                f"{n_kv} kv heads × head_dim {hd} × 2 (K,V) at kv {kv_dt} {kv:g} B; "
-                f"{n_q} q heads; Q and output negligible"
-                + (" (heads from the recorded instance)" if rec is not None else "")
-            )
-            name = "paged decode: batch·seq·n_kv·hd·2·kv_bytes"
-        if selected is not None:
-            name = "sparse " + name.replace("seq", "selected")
-        if full:
-            cands.append(Candidate("kv-stream", *work(seq)))
-        if w is not None:
-            b_w, f_w = work(min(seq, float(w)))
-            assumptions.append(f"window {w}: seq_len capped at min(seq_len, {w}): bytes "
-                               f"{b_w:.6g}")
-            cands.append(Candidate(f"kv-stream (window {w})", b_w, f_w,
-                                   note=f"sliding window {w}"))
-        compute_dt = kv_dt if kv >= 2 else a_dt
+        name, cands = _config_decode(ctx, rec, cw, full, w, selected, assumptions)
+        compute_dt = cw.kv_dt if cw.kv >= 2 else cw.a_dt
     else:
-        tokens = ctx.require_tokens("prefill attention")
-        ctx_avg = tokens / 2.0
-        keys = ctx_avg if selected is None else min(ctx_avg, float(selected))
-        flops = 2.0 * 2.0 * n_q * hd * tokens * keys
-        bytes_ = tokens * hd * (2 * n_q * a + 2 * n_kv * kv)
-        assumptions += [
-            f"prefill chunk of {tokens} tokens ({ctx.tokens_source}); causal: average context "
-            f"{ctx_avg:g} keys per query"
-            + (f", sparse: {keys:g} selected keys per query (config)" if selected else "")
-            + ("; no step aggregates for this regime" if ctx.steps is None else ""),
-            "bytes: Q and output once, K and V once (tiles re-read from L2, not HBM)",
-        ]
-        name = ("causal prefill: flops=4·n_q·hd·T·T/2, bytes=Q+O+K+V" if selected is None
-                else "sparse causal prefill: flops=4·n_q·hd·T·selected, bytes=Q+O+K+V")
-        if full:
-            cands.append(Candidate("qkvo", bytes_, flops))
-        if w is not None:
-            f_w = 2.0 * 2.0 * n_q * hd * tokens * min(ctx_avg, float(w))
-            assumptions.append(f"window {w}: at most {w} keys per query: flops {f_w:.6g}")
-            cands.append(Candidate(f"qkvo (window {w})", bytes_, f_w,
-                                   note=f"sliding window {w}"))
-        compute_dt = a_dt
+        name, cands = _config_prefill(ctx, cw, full, w, selected, assumptions)
+        compute_dt = cw.a_dt
         prior = "attn_prefill"
     return OpEstimate(
         model=name,
@@ -677,6 +614,95 @@ def _config_estimate(ctx: OpContext, rec: _Recorded | None, lines: list[str],
         assumptions=tuple(assumptions),
         prior=prior,
     )
+
+
+def _config_decode(ctx: OpContext, rec: _Recorded | None, cw: _ConfigWork, full: bool,
+                   w: int | None, selected: int | None,
+                   assumptions: list[str]) -> tuple[str, list[Candidate]]:
+    """Paged decode from the workload: every sequence streams its KV at isl + osl/2."""
+    wl = ctx.workload
+    model = ctx.model
+    n_q, n_kv, hd, kv = cw.n_q, cw.n_kv, cw.hd, cw.kv
+    batch = ctx.require_tokens("paged decode attention")
+    if wl.isl is None or wl.osl is None:
+        raise OpModelUnavailable(
+            "paged decode attention needs the KV length: step annotations with sk "
+            "(vLLM detailed step labels, SGLang step[...] or ATOM labels), or workload isl "
+            "and osl for the isl + osl/2 estimate")
+    seq = wl.isl + wl.osl / 2.0
+    assumptions.append(
+        f"seq_len = isl + osl/2 = {seq:g} (average context mid-run; a real source of error; "
+        "no step aggregates for this regime)"
+    )
+    if selected is not None:
+        assumptions.append(
+            f"sparse attention: each query reads the KV of min(seq_len, {selected} selected "
+            f"tokens) = {min(seq, selected):g} tokens (config)"
+        )
+        seq = min(seq, float(selected))
+    assumptions.append(f"batch = {batch} ({ctx.tokens_source})")
+    if model is not None and model.attention_kind == "mla" and model.mla is not None:
+        lora = model.mla.kv_lora_rank
+        latent = lora + model.mla.qk_rope_head_dim
+
+        def work(s: float) -> tuple[float, float]:
+            return batch * s * latent * kv, 2.0 * batch * n_q * s * (latent + lora)
+        assumptions.append(
+            f"MLA: latent cache of {latent} elems/token at kv {cw.kv_dt} {kv:g} B, "
+            "weights absorbed (QK over latent+rope, PV over latent)"
+        )
+        name = "MLA decode: batch·seq·(kv_lora+rope)·kv_bytes"
+    else:
+        def work(s: float) -> tuple[float, float]:
+            return batch * s * n_kv * hd * 2 * kv, 2.0 * batch * n_q * s * hd * 2
+        assumptions.append(
+            f"{n_kv} kv heads × head_dim {hd} × 2 (K,V) at kv {cw.kv_dt} {kv:g} B; "
+            f"{n_q} q heads; Q and output negligible"
+            + (" (heads from the recorded instance)" if rec is not None else "")
+        )
+        name = "paged decode: batch·seq·n_kv·hd·2·kv_bytes"
+    if selected is not None:
+        name = "sparse " + name.replace("seq", "selected")
+    cands: list[Candidate] = []
+    if full:
+        cands.append(Candidate("kv-stream", *work(seq)))
+    if w is not None:
+        b_w, f_w = work(min(seq, float(w)))
+        assumptions.append(f"window {w}: seq_len capped at min(seq_len, {w}): bytes "
+                           f"{b_w:.6g}")
+        cands.append(Candidate(f"kv-stream (window {w})", b_w, f_w,
+                               note=f"sliding window {w}"))
+    return name, cands
+
+
+def _config_prefill(ctx: OpContext, cw: _ConfigWork, full: bool, w: int | None,
+                    selected: int | None,
+                    assumptions: list[str]) -> tuple[str, list[Candidate]]:
+    """Causal prefill of one chunk: Q, O, K and V once; half the context per query."""
+    n_q, n_kv, hd = cw.n_q, cw.n_kv, cw.hd
+    tokens = ctx.require_tokens("prefill attention")
+    ctx_avg = tokens / 2.0
+    keys = ctx_avg if selected is None else min(ctx_avg, float(selected))
+    flops = 2.0 * 2.0 * n_q * hd * tokens * keys
+    bytes_ = tokens * hd * (2 * n_q * cw.a + 2 * n_kv * cw.kv)
+    assumptions += [
+        f"prefill chunk of {tokens} tokens ({ctx.tokens_source}); causal: average context "
+        f"{ctx_avg:g} keys per query"
+        + (f", sparse: {keys:g} selected keys per query (config)" if selected else "")
+        + ("; no step aggregates for this regime" if ctx.steps is None else ""),
+        "bytes: Q and output once, K and V once (tiles re-read from L2, not HBM)",
+    ]
+    name = ("causal prefill: flops=4·n_q·hd·T·T/2, bytes=Q+O+K+V" if selected is None
+            else "sparse causal prefill: flops=4·n_q·hd·T·selected, bytes=Q+O+K+V")
+    cands: list[Candidate] = []
+    if full:
+        cands.append(Candidate("qkvo", bytes_, flops))
+    if w is not None:
+        f_w = 2.0 * 2.0 * n_q * hd * tokens * min(ctx_avg, float(w))
+        assumptions.append(f"window {w}: at most {w} keys per query: flops {f_w:.6g}")
+        cands.append(Candidate(f"qkvo (window {w})", bytes_, f_w,
+                               note=f"sliding window {w}"))
+    return name, cands
 
 
 def estimate(ctx: OpContext) -> OpEstimate:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from roofline_tui.core.artifact import Alternative
 from roofline_tui.core.dtypes import canonical_dtype
@@ -30,8 +30,7 @@ class OpModelUnavailable(Exception):
     """This entry cannot be modelled (spec §6 L2); ``str(exc)`` is the one-line reason."""
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """One plausible byte/FLOP model of the same work (spec §4 feasibility rule).
 
     ``reportable`` false: the candidate is shown in ``alternatives`` and notes but is never the
@@ -46,8 +45,7 @@ class Candidate:
     reportable: bool = True
 
 
-@dataclass(frozen=True)
-class Prior:
+class Prior(NamedTuple):
     """One ``target_eff`` prior (spec §7): its calibration key, value and why."""
 
     key: str
@@ -116,8 +114,7 @@ class OpContext:
         return self.tokens
 
 
-@dataclass(frozen=True)
-class Neighbour:
+class Neighbour(NamedTuple):
     """Another Top-N kernel (head or not) that a fusion lever may name."""
 
     short_name: str
@@ -264,8 +261,7 @@ def instance_roles(inst: Instance) -> tuple[OpRoles, list[str]]:
 # ------------------------------------------------------------------------ feasibility rule
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     alternatives: list[Alternative]
     chosen: Alternative
     why: str

@@ -31,9 +31,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from threading import Lock
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from roofline_tui.core.classify import MOE_STAGE1_RE as _STAGE1_RE
 from roofline_tui.core.classify import MOE_STAGE2_RE as _STAGE2_RE
@@ -100,8 +99,7 @@ def experts_hit(num_experts: int, pairs: float) -> float:
     return float(e * (1.0 - (1.0 - 1.0 / e) ** pairs))
 
 
-@dataclass(frozen=True)
-class Geometry:
+class Geometry(NamedTuple):
     experts: int
     hidden: int
     inter: int          # expert intermediate size per rank
@@ -116,8 +114,7 @@ Evidence = Literal["name", "op", "epilogue", "weights", "sibling", "launches", "
 _OWN_WORD: frozenset[str] = frozenset({"name", "op", "epilogue"})
 
 
-@dataclass(frozen=True)
-class StageInfo:
+class StageInfo(NamedTuple):
     stage: Stage
     fused_act: bool
     why: str
@@ -237,8 +234,7 @@ def _ops_of(entry: TopNEntry | None) -> frozenset[str]:
     return frozenset(i.op for i in entry.ext.instances if i.op)
 
 
-@dataclass(frozen=True)
-class Sibling:
+class Sibling(NamedTuple):
     """Another MoE kernel of the Top-N with the same launches per step, and its own stage."""
 
     short_name: str
@@ -246,8 +242,7 @@ class Sibling:
     ops: frozenset[str]
 
 
-@dataclass(frozen=True)
-class _Family:
+class _Family(NamedTuple):
     """This kernel's row, its launches per step and its MoE siblings in the Top-N."""
 
     row: TopNEntry | None
@@ -440,27 +435,20 @@ def topn_stage(ctx: OpContext, geo: Geometry) -> tuple[StageInfo, list[str]]:
     return own, notes
 
 
-def estimate(ctx: OpContext) -> OpEstimate:
-    geo, assumptions = _geometry(ctx)
-    e, top_k, hidden, inter = geo.experts, geo.top_k, geo.hidden, geo.inter
-    assumptions.append(
-        f"E={e}, top_k={top_k}, hidden={hidden}, moe_intermediate={inter} from {geo.source}"
-    )
-    st, stage_notes = topn_stage(ctx, geo)
-    if geo.source != "config.json" and (st.stage == "stage2") != geo.source.startswith(
-            "the recorded w2"):
-        # the recorded weight was read in the other stage's layout: read it in this one's
-        geo, _ = _geometry(ctx, stage2=st.stage == "stage2")
-        e, top_k, hidden, inter = geo.experts, geo.top_k, geo.hidden, geo.inter
-        assumptions[-1] = (f"E={e}, top_k={top_k}, hidden={hidden}, moe_intermediate={inter} "
-                           f"from {geo.source}")
-    m = ctx.require_tokens("the MoE model")
-    pairs = m * top_k
-    hit = experts_hit(e, pairs)
-    w_elem = ctx.nbytes(ctx.weight_dtype)
-    scale, scale_note = block_scale_bytes(ctx.weight_dtype, ctx.name)
-    w = w_elem + scale  # bytes per streamed weight element, its block scale included
-    a = ctx.nbytes(ctx.activation_dtype)
+class _StageWork(NamedTuple):
+    """What one MoE stage streams per expert and moves in activations, with its notes."""
+
+    per_expert: float
+    activations: float
+    act_note: str
+    weights_note: str
+    name: str
+    unit: str
+
+
+def _stage_work(ctx: OpContext, st: StageInfo, m: int, pairs: int, hidden: int, inter: int,
+                a: float) -> _StageWork:
+    """Per-expert weight elements and activation bytes of the whole layer or one stage."""
     if st.stage == "layer":
         per_expert = 3.0 * hidden * inter  # gate + up (w1, 2I×H) and down (w2, H×I)
         # The layer's input and output always cross HBM. The intermediates between the two
@@ -502,6 +490,32 @@ def estimate(ctx: OpContext) -> OpEstimate:
         weights_note = f"stage-2 (down) weights per expert H·I = {per_expert:.0f} elems"
         name = "MoE stage 2 (down): experts_hit · H·I weights + its activations"
         unit = "stage-2 launch"
+    return _StageWork(per_expert, activations, act_note, weights_note, name, unit)
+
+
+def estimate(ctx: OpContext) -> OpEstimate:
+    geo, assumptions = _geometry(ctx)
+    e, top_k, hidden, inter = geo.experts, geo.top_k, geo.hidden, geo.inter
+    assumptions.append(
+        f"E={e}, top_k={top_k}, hidden={hidden}, moe_intermediate={inter} from {geo.source}"
+    )
+    st, stage_notes = topn_stage(ctx, geo)
+    if geo.source != "config.json" and (st.stage == "stage2") != geo.source.startswith(
+            "the recorded w2"):
+        # the recorded weight was read in the other stage's layout: read it in this one's
+        geo, _ = _geometry(ctx, stage2=st.stage == "stage2")
+        e, top_k, hidden, inter = geo.experts, geo.top_k, geo.hidden, geo.inter
+        assumptions[-1] = (f"E={e}, top_k={top_k}, hidden={hidden}, moe_intermediate={inter} "
+                           f"from {geo.source}")
+    m = ctx.require_tokens("the MoE model")
+    pairs = m * top_k
+    hit = experts_hit(e, pairs)
+    w_elem = ctx.nbytes(ctx.weight_dtype)
+    scale, scale_note = block_scale_bytes(ctx.weight_dtype, ctx.name)
+    w = w_elem + scale  # bytes per streamed weight element, its block scale included
+    a = ctx.nbytes(ctx.activation_dtype)
+    per_expert, activations, act_note, weights_note, name, unit = _stage_work(
+        ctx, st, m, pairs, hidden, inter, a)
     flops = 2.0 * pairs * per_expert
     hit_bytes = hit * per_expert * w + activations
     all_bytes = e * per_expert * w + activations
