@@ -37,7 +37,7 @@ PROBES = str(BENCH / "probes.py")
 
 FIGURES = [
     Figure("dash_paint", "`roofline dash`, start → tables painted",
-           "minimal Textual app: Header, 25-row DataTable, Footer", 1.5,
+           "minimal Textual app: Header, 25-row DataTable, Footer", 1.9,
            "{tree}:paint_dash", "floor:paint_app"),
     Figure("live_20_rounds", "live update p50, profile with 20 rounds", "the same with 1 round",
            1.2, "{tree}:live_20", "{tree}:live_1"),

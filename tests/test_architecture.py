@@ -126,6 +126,21 @@ def test_the_size_check_sees_a_long_function(tmp_path: Path) -> None:
     assert function_lengths(tmp_path) == {"m.py:long_one": 90}
 
 
+
+MAX_APP_MODULE_LINES = 400  # issue 24: the dashboard in rooms a newcomer can read
+
+
+def test_no_dashboard_module_and_not_the_app_class_is_over_400_lines() -> None:
+    long_modules = {p.relative_to(PACKAGE).as_posix(): n
+                    for p in sorted((PACKAGE / "app").rglob("*.py"))
+                    if (n := len(p.read_text(encoding="utf-8").splitlines()))
+                    > MAX_APP_MODULE_LINES}
+    assert long_modules == {}, f"split these into rooms: {long_modules}"
+    tree = ast.parse((PACKAGE / "app" / "app.py").read_text(encoding="utf-8"))
+    app = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RooflineApp")
+    lines = (app.end_lineno or app.lineno) - app.lineno + 1
+    assert 100 < lines < MAX_APP_MODULE_LINES, lines
+
 # --------------------------------------------------------------------------- private modules
 
 

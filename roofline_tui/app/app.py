@@ -9,14 +9,9 @@ layout, the keys, the drill-down's routing, the exports, the help and the palett
 
 from __future__ import annotations
 
-import gc
+from roofline_tui.app.freeze import imports_frozen
 
-# What these imports build (modules, classes, Textual's and the engine's tables, the models)
-# lives as long as the program: the cyclic collector is off while they run (a collection then
-# walks only objects that will never be garbage), and they are frozen out of it after.
-_COLLECTING = gc.isenabled()
-gc.disable()
-try:
+with imports_frozen():  # the collector is off while these run, then they are frozen
     import asyncio
     from collections.abc import Awaitable, Callable, Iterator
     from datetime import datetime
@@ -48,10 +43,6 @@ try:
     from roofline_tui.core.analyze import AnalyzeOptions
     from roofline_tui.core.layout import round_label
     from roofline_tui.core.rounds.analysis import RoundResult, RoundSources
-finally:
-    gc.freeze()
-    if _COLLECTING:
-        gc.enable()
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
@@ -65,11 +56,9 @@ class RooflineApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # side by side from 120 columns
     TINY_BELOW = 12  # columns: a "-tiny" screen (see app.tcss)
     ESCAPE_TO_MINIMIZE = False  # our escape minimizes and puts focus back on the rankings
-    # The rankings have focus from the start; named here, not focused in on_mount: each focus
-    # change makes the Footer rebuild its keys (a second one right after the first paint).
+    # focused from the start (named here: a focus change in on_mount rebuilds the Footer's keys)
     AUTO_FOCUS = "#by-pct"
-    # How long the start waits for the shown round's first analysis before drawing anything
-    # (the demo's takes about 0.1 s; a larger one is shown as "analysing…" meanwhile).
+    # the start waits this long for the shown round's analysis (demo: ~0.1 s) before drawing
     FIRST_RESULT_WAIT_S = 0.4
 
     BINDINGS = APP_BINDINGS  # app/keys.py: every key with its help text
@@ -108,9 +97,8 @@ class RooflineApp(App[None]):
     # -- layout ---------------------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[None]:
-        """The screen, born with the breakpoint class of the terminal's width: the first Resize
-        then finds its class already set. Added by that Resize instead, it made every widget
-        be styled again and the whole screen laid out again right after the first frame."""
+        """The screen, born with its width's breakpoint class: set by the first Resize instead,
+        every widget was styled and laid out again right after the first frame."""
         width = self.size.width
         wide = [c for w, c in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= w]
         tiny = " -tiny" if width < self.TINY_BELOW else ""
