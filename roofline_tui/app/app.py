@@ -9,9 +9,10 @@ layout, the keys, the drill-down's routing, the exports, the help and the palett
 
 from __future__ import annotations
 
-from roofline_tui.app.freeze import imports_frozen
+from roofline_tui.core.bulk import collector_paused
 
-with imports_frozen():  # the collector is off while these run, then they are frozen
+# what these imports build lives as long as the program: no collector pass, then frozen
+with collector_paused(freeze=True):
     import asyncio
     from collections.abc import Awaitable, Callable, Iterator
     from datetime import datetime

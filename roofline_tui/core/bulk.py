@@ -25,13 +25,17 @@ from typing import Any
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector for the block (reference counting still frees everything)."""
+def collector_paused(*, freeze: bool = False) -> Iterator[None]:
+    """Pause the cyclic collector for the block (reference counting still frees everything).
+    ``freeze``: what exists when the block ends lives as long as the program (modules, classes,
+    tables built by imports) and is moved out of every later collector pass (``gc.freeze``)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 

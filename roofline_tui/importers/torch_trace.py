@@ -39,7 +39,6 @@ and a step's CPU and GPU mirrors count once. A step with context tokens is a pre
 from __future__ import annotations
 
 import bisect
-import gc
 import gzip
 import io
 import json
@@ -57,6 +56,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from roofline_tui.core import units
+from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.classify import classify as classify_op
 from roofline_tui.core.classify import stage_in_name
 from roofline_tui.core.coerce import number
@@ -825,15 +825,10 @@ def collect(path: Path, *, chunk: int = 1 << 20,
             add = col.add
             # decoded JSON holds no cycles and the events die young: the cyclic collector
             # only costs time while the trace is read, so it is paused until then
-            was_enabled = gc.isenabled()
-            gc.disable()
-            try:
+            with collector_paused():
                 for batch in stream.event_batches():
                     for ev in batch:
                         add(ev)
-            finally:
-                if was_enabled:
-                    gc.enable()
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
                                 f"({exc})") from None
