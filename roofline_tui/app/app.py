@@ -164,21 +164,21 @@ class RooflineApp(App[None]):
         if not first.render:  # no round to show yet: still lay out the empty rankings
             self.render_round()
         self.call_after_refresh(self._after_first_frame)
-        if self.watch_enabled:
-            # after the first frame: importing watchfiles (anyio) and attaching take 80-100 ms
-            self.call_after_refresh(self.run_worker, self._start_watchers(), group="watch-start",
-                                    exit_on_error=False, name="watch start")
 
     async def _after_first_frame(self) -> None:
-        """What the first frame does not show: the drill-down's tabs, the keys footer."""
-        await self.detail.build()
-        await self.mount(KeysFooter())
+        """After the first frame: tabs, keys footer, watchers; not once a quit came first."""
+        try:
+            await self.detail.build()
+            await self.mount(KeysFooter())
+        except Exception:
+            if not self._closing:
+                raise
+        if self._closing:
+            return
         self.render_detail()
-
-    async def _start_watchers(self) -> None:
-        if self.before_watchers is not None:
-            await self.before_watchers()
-        self.watchers.start(self.session.watched_inputs())
+        if self.watch_enabled:
+            start = self.watchers.start_after(self.before_watchers, self.session.watched_inputs)
+            self.run_worker(start, group="watch-start", exit_on_error=False, name="watch start")
 
     def on_unmount(self) -> None:
         self.watchers.stop()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 
 from textual.app import App
@@ -261,6 +261,14 @@ class Watchers:
         self.started = True
         self.profile.start()
         self.sync(inputs)
+
+    async def start_after(self, before: Callable[[], Awaitable[object]] | None,
+                          inputs: Callable[[], Sequence[Path]]) -> None:
+        """Await ``before`` (tests change a file there), then start with ``inputs()`` as they
+        are then."""
+        if before is not None:
+            await before()
+        self.start(inputs())
 
     def sync(self, inputs: Sequence[Path]) -> None:
         """Watch exactly the ``inputs`` outside the profile tree (once started)."""
