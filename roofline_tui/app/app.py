@@ -167,13 +167,13 @@ class RooflineApp(App[None]):
 
     async def _after_first_frame(self) -> None:
         """After the first frame: tabs, keys footer, watchers; not once a quit came first."""
-        try:
+        try:  # (an exit already asked for: Textual's _exit, set at once by exit())
             await self.detail.build()
             await self.mount(KeysFooter())
         except Exception:
-            if not self._closing:
+            if not (self._exit or self._closing):
                 raise
-        if self._closing:
+        if self._exit or self._closing:
             return
         self.render_detail()
         if self.watch_enabled:

@@ -99,7 +99,8 @@ def test_a_signal_ends_the_dashboard_like_q(profile: Path, terminal: list[Termin
     t.proc.send_signal(getattr(signal, signame))
     assert t.exit_status() == 0
     tail = t.out[-600:]
-    assert LEAVE_ALT_SCREEN in tail and SHOW_CURSOR in tail and MOUSE_OFF in tail
+    assert LEAVE_ALT_SCREEN in tail and SHOW_CURSOR in tail and MOUSE_OFF in tail, \
+        t.out[-6000:].decode("utf-8", "replace")  # what the dashboard printed at the end
     assert termios.tcgetattr(t.slave) == t.mode_before  # the tty mode is back: no `reset`
     assert temps(profile) == []
     json_out = profile / "round_2" / "profile_roofline.json"
