@@ -28,7 +28,7 @@ with collector_paused(freeze=True):
     from roofline_tui.app import exports, view
     from roofline_tui.app.decisions import Decision
     from roofline_tui.app.keys import APP_BINDINGS, palette_commands
-    from roofline_tui.app.lifecycle import catch_terminating_signals, clean_up
+    from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up
     from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
     from roofline_tui.app.runner import AnalysisRunner, InputsChecked
     from roofline_tui.app.session import INVALID_AFTER_S, Session
@@ -94,6 +94,7 @@ class RooflineApp(App[None]):
         # set once the watchers are attached and every analysed round's inputs were compared
         self.inputs_checked = asyncio.Event()
         self._release_signals: Callable[[], None] = lambda: None
+        self.quit_gate = QuitGate(self._quit_now)
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -166,14 +167,8 @@ class RooflineApp(App[None]):
         self.call_after_refresh(self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
-        """After the first frame: tabs, keys footer, watchers; not once a quit came first."""
-        try:  # (an exit already asked for: Textual's _exit, set at once by exit())
-            await self.detail.build()
-            await self.mount(KeysFooter())
-        except Exception:
-            if not (self._exit or self._closing):
-                raise
-        if self._exit or self._closing:
+        """After the first frame: tabs, keys footer, watchers (a quit meanwhile waits for them)."""
+        if not await self.quit_gate.around(self.detail.build, lambda: self.mount(KeysFooter())):
             return
         self.render_detail()
         if self.watch_enabled:
@@ -378,7 +373,11 @@ class RooflineApp(App[None]):
             self.push_screen(HelpScreen(key_sections(self)))
 
     def action_quit(self) -> None:  # type: ignore[override]
-        """Quit at once: analyses run on daemon threads, so nothing waits for them."""
+        """Quit at once (analyses run on daemon threads); while the widgets after the first
+        frame are being mounted, once they are."""
+        self.quit_gate.request()
+
+    def _quit_now(self) -> None:
         self.watchers.stop()
         self.exit()
 

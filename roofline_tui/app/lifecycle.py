@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from roofline_tui.core.store import remove_live_temps
 
@@ -44,3 +44,34 @@ def catch_terminating_signals(stop: Callable[[], object]) -> Callable[[], None]:
 def clean_up() -> None:
     """What quitting leaves behind, removed: temp files of writes in progress, our locks."""
     remove_live_temps()
+
+
+class QuitGate:
+    """A quit asked while the widgets after the first frame are being mounted waits until they
+    are (about 0.1 s): Textual tearing down a TabbedContent in the middle of its mount fails in
+    the tabs' own ``on_mount`` ("No Tab with id …") and prints that at exit."""
+
+    def __init__(self, quit_now: Callable[[], object]) -> None:
+        self.quit_now = quit_now
+        self.building = False
+        self.asked = False
+
+    def request(self) -> None:
+        if self.building:
+            self.asked = True
+        else:
+            self.quit_now()
+
+    async def around(self, *builds: Callable[[], Awaitable[object]]) -> bool:
+        """Run the ``builds`` in turn with quits held; False when one was asked (it is carried
+        out then)."""
+        self.building = True
+        try:
+            for build in builds:
+                await build()
+        finally:
+            self.building = False
+        if self.asked:
+            self.quit_now()
+            return False
+        return True

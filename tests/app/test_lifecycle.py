@@ -95,6 +95,7 @@ def test_a_signal_ends_the_dashboard_like_q(profile: Path, terminal: list[Termin
     t = Terminal(profile)
     terminal.append(t)
     t.wait_for(b"By GPU time")
+    t.wait_for(b"Quit")  # the keys footer: what follows the first frame is mounted
     t.type(b"e")  # an export, then at once the signal: it is finished or never begun
     t.proc.send_signal(getattr(signal, signame))
     assert t.exit_status() == 0
@@ -169,3 +170,4 @@ async def test_a_tiny_terminal_is_not_laid_out_again_and_again(profile: Path) ->
             if seen[0]:
                 busy.append((width, height, seen[0]))
         assert busy == []
+
