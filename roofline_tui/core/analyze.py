@@ -639,7 +639,7 @@ def _estimate(h: _Head, sh: _Shared, t_ms: float, lps: float | None,
         shown: list[InstanceRow] = []
         est, axes = fold_cases(cases, ctx, h.cls.op_class, lps, t_ms / 1000.0, sh, source, shown)
         if covered:
-            est = dataclasses.replace(est, assumptions=tuple(covered) + est.assumptions)
+            est = est._replace(assumptions=tuple(covered) + est.assumptions)
         return _Estimated(est, axes, shown)
     return _Estimated(MODELS[h.cls.op_class].estimate(ctx), [], [])
 
@@ -870,8 +870,8 @@ def _measured_roof(h: _Head, m: M.RooflineMetrics) -> tuple[M.RooflineMetrics, s
         return m, None
     raw = measurement.roofline_pct
     sane = M.SANE_LOW <= raw <= M.SANE_HIGH
-    m = dataclasses.replace(
-        m, roofline_pct_raw=raw, suspect=not sane,
+    m = m._replace(
+        roofline_pct_raw=raw, suspect=not sane,
         suspect_reason=None if sane else f"measured roofline {raw:.3f} outside (0, 1]",
         bound_type=measurement.bound_type if is_bound_type(measurement.bound_type)
         else m.bound_type, dispatch_bound=False)

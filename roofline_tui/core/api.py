@@ -19,9 +19,8 @@ playbook and calibrated priors) are re-exported below, so a front end never reac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import Artifact
@@ -171,8 +170,7 @@ def inputs_fingerprint(round_dir: Path, sources: RoundSources | None = None,
 RefusalKind = Literal["display_only", "stored_unreadable", "no_topn"]
 
 
-@dataclass(frozen=True)
-class WriteRefusal:
+class WriteRefusal(NamedTuple):
     """Why a result may not be written into its round.
 
     * ``display_only``: the round has no Top-N, only a stored artifact, shown as it is;

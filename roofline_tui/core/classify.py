@@ -8,6 +8,7 @@ a host↔device copy crosses the host link), and marks sparse attention.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal, NamedTuple
 
@@ -94,25 +95,25 @@ def classify(name: str, classification: str | None = None,
     GEMM tokens win over epilogue words. In a model with experts (``has_experts``), a GEMM whose
     name marks it as the expert GEMM, or that carries a 3-D weight operand, is ``moe``.
     """
-    for pattern, op_class, sub in _RULES:
-        m = pattern.search(name)
-        if m:
-            why = f"kernel name matches '{m.group(0)}'"
-            if op_class == "gemm" and has_experts:
-                moe = _MOE_GEMM.search(name)
-                if moe:
-                    return Classification("moe", None, f"{why}, and '{moe.group(0)}' marks the "
-                                                       "expert GEMM of a model with experts")
-                act = _ACT_EPILOGUE.search(name)
-                if act and _BMM.search(name):
-                    return Classification("moe", None, f"{why}: a batched GEMM with a "
-                                                       f"'{act.group(0)}' epilogue is the "
-                                                       "gate/up expert GEMM of a model with "
-                                                       "experts")
-                if _three_d_weight(shapes):
-                    return Classification("moe", None, f"{why}, with a 3-D expert weight in a "
-                                                       "model with experts")
-            return Classification(op_class, sub, why)
+    rule = _first_rule(name)
+    if rule is not None:
+        op_class, sub, matched = rule
+        why = f"kernel name matches '{matched}'"
+        if op_class == "gemm" and has_experts:
+            moe = _MOE_GEMM.search(name)
+            if moe:
+                return Classification("moe", None, f"{why}, and '{moe.group(0)}' marks the "
+                                                   "expert GEMM of a model with experts")
+            act = _ACT_EPILOGUE.search(name)
+            if act and _BMM.search(name):
+                return Classification("moe", None, f"{why}: a batched GEMM with a "
+                                                   f"'{act.group(0)}' epilogue is the "
+                                                   "gate/up expert GEMM of a model with "
+                                                   "experts")
+            if _three_d_weight(shapes):
+                return Classification("moe", None, f"{why}, with a 3-D expert weight in a "
+                                                   "model with experts")
+        return Classification(op_class, sub, why)
     if classification and classification in _CLASSIFICATION_FALLBACK:
         op_class, sub = _CLASSIFICATION_FALLBACK[classification]
         return Classification(op_class, sub, f"upstream classification '{classification}'")
@@ -125,6 +126,17 @@ def classify(name: str, classification: str | None = None,
             if a[1] in b:
                 return Classification("gemm", None, "two 2-D operands sharing K")
     return Classification("unknown", None, "no rule matched the kernel name")
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_rule(name: str) -> tuple[str, str | None, str] | None:
+    """The first of :data:`_RULES` that ``name`` matches: its class, subclass and the text it
+    matched. Cached: a round and its siblings ask about the same names, ~20 searches each."""
+    for pattern, op_class, sub in _RULES:
+        m = pattern.search(name)
+        if m:
+            return op_class, sub, m.group(0)
+    return None
 
 
 def _three_d_weight(shapes: list[list[list[int]]] | None) -> bool:

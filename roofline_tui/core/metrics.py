@@ -6,7 +6,6 @@ decided here, with the constants they use exposed for notes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from roofline_tui.core.artifact import BoundType, HeadroomClass, RoofAxis
@@ -24,8 +23,7 @@ MODERATE_BAND = 0.6              # × target_eff
 MODEL_CAUTION_SPEEDUP = 10.0     # above this, the model is likelier wrong than the kernel slow
 
 
-@dataclass(frozen=True)
-class RooflineMetrics:
+class RooflineMetrics(NamedTuple):
     bytes_est: float
     flops_est: float
     t_s: float                       # time of the modelled unit (launches_per_unit × t_launch)

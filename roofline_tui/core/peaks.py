@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
@@ -80,7 +80,10 @@ class MeasuredCeiling(BaseModel):
 
 
 class PeakSection(BaseModel):
-    """One yaml block of a peak table."""
+    """One yaml block of a peak table. Frozen: a parsed table is shared by every round of a
+    process (:func:`load_peak_table` hands out the cached sections, not copies)."""
+
+    model_config = ConfigDict(frozen=True)
 
     gfx: str
     product: str | None = None
@@ -517,8 +520,8 @@ def _parse_cached(key: tuple[str, int, int], text: str, label: str
         if len(_TABLE_CACHE) >= 8:
             _TABLE_CACHE.clear()
         hit = _TABLE_CACHE[key] = (sections, problems)
-    # copies: callers may append to the problems or edit a section
-    return [sec.model_copy(deep=True) for sec in hit[0]], list(hit[1])
+    # new lists: callers may append to them; the sections are frozen and shared
+    return list(hit[0]), list(hit[1])
 
 
 def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], list[str]]:

@@ -233,8 +233,15 @@ def test_the_bundled_peak_table_is_parsed_once_per_process(monkeypatch, tmp_path
     first, _ = load_peak_table()
     for _ in range(3):
         again, _ = load_peak_table()
-        assert again == first and again[0] is not first[0]  # equal copies, never shared
+        assert again == first and again is not first  # the same sections, in a new list
     assert len(calls) == 1
+    # shared, so frozen: a caller cannot edit the table every later round reads
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError):
+        first[0].hbm_bw_bytes_s = 1.0  # type: ignore[misc]
+    again.clear()
+    assert load_peak_table()[0] == first
     import yaml
 
     assert store._yaml_loader() is yaml.CSafeLoader

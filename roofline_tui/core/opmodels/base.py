@@ -53,8 +53,7 @@ class Prior(NamedTuple):
     why: str
 
 
-@dataclass(frozen=True)
-class OpEstimate:
+class OpEstimate(NamedTuple):
     model: str                                  # human name of the byte/FLOP model used
     candidates: tuple[Candidate, ...]           # first is the preferred one when all are feasible
     compute_dtype: str                          # which flops peak applies
@@ -171,8 +170,7 @@ def biggest_neighbours(neighbours: Neighbours | Sequence[Neighbour],
     return neighbours.biggest(keep, k)
 
 
-@dataclass(frozen=True)
-class LeverContext:
+class LeverContext(NamedTuple):
     """What a saturated entry's class needs to name its byte-reduction levers (spec §7.1)."""
 
     short_name: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -84,7 +83,7 @@ def test_levers_live_with_their_op_class() -> None:
     assert "rotary_kernel" in attn_levers and "fp8 KV cache" in attn_levers
     assert "unrouted" not in attn_levers
     assert "fused_moe_kernel" in elementwise.MODEL.levers(lc)[0]
-    full = byte_reduction_levers("gemm", dataclasses.replace(lc, bound_type="compute"))
+    full = byte_reduction_levers("gemm", lc._replace(bound_type="compute"))
     assert full[0].startswith("compute-bound") and "speculative decoding" in full[-1]
 
 
