@@ -5,7 +5,6 @@ an unexpected exception is caught per entry and recorded in ``skill_errors`` (L5
 remaining entries are still analysed. Same inputs give the same artifact, byte for byte.
 """
 
-from __future__ import annotations
 
 import dataclasses
 import json

@@ -16,7 +16,6 @@ Numbers are SI: bytes, FLOPs, B/s, FLOP/s; ``t_ms`` keeps the spec's millisecond
 that is its name.
 """
 
-from __future__ import annotations
 
 import hashlib
 import json
@@ -335,7 +334,7 @@ class Entry(Record):
         return self.headroom_class in ("underperforming", "moderate", "saturated")
 
     @classmethod
-    def from_parts(cls, identity: Mapping[str, Any], parts: Iterable[EntryPart]) -> Entry:
+    def from_parts(cls, identity: Mapping[str, Any], parts: "Iterable[EntryPart]") -> "Entry":
         """The entry of one head: ``identity`` (the Top-N row and its class, validated), then
         the fields each part names, then every part's notes and assumptions in the order the
         parts come (``core.parts``: one part per engine step).
@@ -362,7 +361,7 @@ class Entry(Record):
         entry.notes = " ".join(notes)
         return entry
 
-    def with_movement(self, contradiction_note: str | None = None, **fields: object) -> Entry:
+    def with_movement(self, contradiction_note: str | None = None, **fields: object) -> "Entry":
         """Set this entry's round-over-round fields (spec §8.3-§8.4; :data:`MOVEMENT_FIELDS`)
         in place, and add the contradiction sentence to its notes; returns the entry.
         Any other field name raises: the analysis wrote those, the comparison does not."""

@@ -5,7 +5,6 @@ field is dropped with a one-line note; a bad entry is dropped with a reason; a b
 reason. Nothing here raises for bad input.
 """
 
-from __future__ import annotations
 
 import json
 import math
@@ -337,7 +336,7 @@ def parse_entry(raw: Any, index: int) -> tuple[TopNEntry | None, str | None]:
     return entry, None
 
 
-def parse_topn(data: Any, streamed: StreamedRows | None = None) -> tuple[TopN, list[str]]:
+def parse_topn(data: Any, streamed: "StreamedRows | None" = None) -> tuple[TopN, list[str]]:
     """Parse a loaded ``profile_topN.json`` document into :class:`TopN` plus problems.
 
     ``streamed``: the document's rows were read one by one (:func:`read_topn` on a big file)

@@ -4,7 +4,6 @@ Pure arithmetic on SI numbers. The two no-verdict outcomes (dispatch-bound, infe
 decided here, with the constants they use exposed for notes.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

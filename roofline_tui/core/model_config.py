@@ -8,7 +8,6 @@ the artifact can say so.
 Pure: no textual import, no I/O beyond :func:`load_model_config` reading one file.
 """
 
-from __future__ import annotations
 
 import re
 from pathlib import Path

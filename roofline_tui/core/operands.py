@@ -46,7 +46,6 @@ saying why (:data:`POSITIONAL` lists the ops documented as positional on purpose
 Triton kernels torch.compile generates, which have no schema).
 """
 
-from __future__ import annotations
 
 import re
 import threading

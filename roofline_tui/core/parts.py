@@ -25,7 +25,6 @@ part                    the step
 rule's ``opmodels.Choice``.
 """
 
-from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import NamedTuple

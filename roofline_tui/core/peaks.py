@@ -14,7 +14,6 @@ Nothing here raises on bad input: a broken block becomes a problem string, an un
 ``Peaks`` with ``source="derived"`` or ``"none"`` and low confidence (spec §6 L1).
 """
 
-from __future__ import annotations
 
 import hashlib
 import json

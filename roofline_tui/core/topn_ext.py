@@ -25,7 +25,6 @@ whether it is an assumption), ``captures`` (the graph-capture traces joined, and
 ``ranks`` (several ranks of one run: which rank this Top-N is, why, and every rank read).
 """
 
-from __future__ import annotations
 
 from typing import Any, Literal, get_args
 

@@ -6,7 +6,6 @@ up as one kernel with ``dispatches=2`` and per-dispatch means; summing launches 
 unit is the engine's job.
 """
 
-from __future__ import annotations
 
 from typing import Any, Literal
 

@@ -49,7 +49,6 @@ attention 0.75 (FlashAttention-3 reaches about 740 TFLOP/s bf16 on H100 SXM, 75 
 ``attn_prefill``).
 """
 
-from __future__ import annotations
 
 import re
 from collections.abc import Mapping

@@ -7,7 +7,6 @@ splits into several launches) and lists every assumption it made, so a user can 
 byte-reduction levers that are specific to its class (spec §7.1).
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,7 +137,7 @@ class Neighbours:
         self._known: list[Neighbour] = []
 
     @classmethod
-    def of(cls, neighbours: Iterable[Neighbour]) -> Neighbours:
+    def of(cls, neighbours: Iterable[Neighbour]) -> "Neighbours":
         """Neighbours already classified."""
         return cls(neighbours, lambda n: n)
 

@@ -26,7 +26,6 @@ reported and the all-expert figure is kept as an alternative (spec §4); only a 
 stream every expert reports the all-expert figure.
 """
 
-from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right

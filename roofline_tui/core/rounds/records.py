@@ -11,7 +11,6 @@ only, no file is read here.
 of the round it analysed: all three import these records, none imports another for them.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

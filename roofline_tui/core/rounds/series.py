@@ -1,7 +1,6 @@
 """View models of a run's rounds, for the dashboard's Rounds/History views and ``roofline
 rounds``: one summary row per round and one series per kernel across rounds."""
 
-from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
