@@ -34,6 +34,8 @@ from pydantic import (
     model_validator,
 )
 
+from roofline_tui.core.empty import empty_dict, empty_list
+
 # ---------------------------------------------------------------- the spec's closed sets
 
 BoundType = Literal["memory", "compute", "latency", "unknown"]
@@ -99,7 +101,7 @@ def when_set(default: Any = None, *, factory: Any = None, description: str | Non
 
 
 def when_set_list(description: str | None = None) -> Any:
-    return when_set(factory=list, description=description)
+    return when_set(factory=empty_list, description=description)
 
 
 class Record(BaseModel):
@@ -171,7 +173,7 @@ class LogicalOp(Record):
     FLOPs against their summed time (a split-K attention's main and reduce kernels)."""
 
     linked_by: str
-    kernels: list[LogicalOpKernel] = Field(default_factory=list)
+    kernels: list[LogicalOpKernel] = Field(default_factory=empty_list)
 
 
 class InstanceRow(Record):
@@ -240,7 +242,7 @@ class Entry(Record):
     headroom_class: HeadroomClass = "unknown"
     confidence: Confidence = "low"
     suspect: bool = False
-    byte_reduction_levers: list[str] = Field(default_factory=list)
+    byte_reduction_levers: list[str] = Field(default_factory=empty_list)
     notes: str = ""
 
     # -- the Top-N row and classification
@@ -404,7 +406,7 @@ MOVEMENT_FIELDS = frozenset({
 
 class PeaksInfo(Record):
     hbm_bw_bytes_s: float | None = None
-    flops: dict[str, float] = Field(default_factory=dict)
+    flops: dict[str, float] = Field(default_factory=empty_dict)
     source: PeaksSource = "none"
     confidence: Confidence = "low"
     l2_bytes: Number | None = when_set()
@@ -416,15 +418,15 @@ class PeaksInfo(Record):
         "false when the pair disagrees: compute-axis numbers not usable"))
     compute_check: str | None = when_set(description="the §8.2 check's outcome, in words")
     # ``flops`` above is the compute roof in use per dtype; these say which figure it is
-    flops_data_sheet: dict[str, float] = when_set(factory=dict,
+    flops_data_sheet: dict[str, float] = when_set(factory=empty_dict,
                                                   description="the data sheet's FLOP/s per dtype")
     flops_measured: dict[str, float] = when_set(
-        factory=dict, description="public measured matmul ceilings (FLOP/s) per dtype")
+        factory=empty_dict, description="public measured matmul ceilings (FLOP/s) per dtype")
     flops_basis: dict[str, str] = when_set(
-        factory=dict, description="per dtype: which figure the roof is (measured | data sheet | "
+        factory=empty_dict, description="per dtype: which figure the roof is (measured | data sheet | "
         "derived)")
     flops_source: dict[str, str] = when_set(
-        factory=dict, description="per dtype: the roof's source (stack and date if measured)")
+        factory=empty_dict, description="per dtype: the roof's source (stack and date if measured)")
 
 
 class Degraded(Record):
@@ -495,7 +497,7 @@ class RoundContext(Record):
 
     baseline_round: str | int | None = None
     baseline_is_round0: bool = False
-    rounds: list[str | int] = Field(default_factory=list)
+    rounds: list[str | int] = Field(default_factory=empty_list)
     prev_round: str | int | None = when_set()
     comparable_with_prev: bool | None = when_set()
     comparable_with_baseline: bool | None = when_set()
@@ -604,7 +606,7 @@ class NextTarget(Record):
     attainable_speedup: Number | None = None
     confidence: Confidence = "low"
     host_side: bool = False  # the pick itself has host-side levers only (no editable entry)
-    skipped: list[NextSkipped] = Field(default_factory=list)
+    skipped: list[NextSkipped] = Field(default_factory=empty_list)
     advisory: bool = False  # stage A / low confidence: the GPU-time order rules
     stage: Stage = "A"
     line: str = ""  # the one-line reading every renderer prints
@@ -642,11 +644,11 @@ class Artifact(Record):
     gfx: str | None = None
     peaks: PeaksInfo = Field(default_factory=PeaksInfo)
     stage: Stage = "A"
-    entries: list[Entry] = Field(default_factory=list)
-    ranking_by_pct: list[str] = Field(default_factory=list)
-    ranking_by_expected_gain: list[str] = Field(default_factory=list)
-    degraded: list[Degraded] = Field(default_factory=list)
-    skill_errors: list[str | dict[str, Any]] = Field(default_factory=list)
+    entries: list[Entry] = Field(default_factory=empty_list)
+    ranking_by_pct: list[str] = Field(default_factory=empty_list)
+    ranking_by_expected_gain: list[str] = Field(default_factory=empty_list)
+    degraded: list[Degraded] = Field(default_factory=empty_list)
+    skill_errors: list[str | dict[str, Any]] = Field(default_factory=empty_list)
 
     # -- the run
     round: str | int | None = when_set()
@@ -664,7 +666,7 @@ class Artifact(Record):
     doctrine_note: str | None = when_set()
     # -- what the profile's importer noticed (bad rows skipped, graph replay, names cut ...)
     profile_notes: list[str] = when_set(
-        factory=list, description="notes the importer wrote into profile_topN.json, one line "
+        factory=empty_list, description="notes the importer wrote into profile_topN.json, one line "
         "each (sanitised)")
     graph_replay: GraphReplayInfo | None = when_set(
         description="launch accounting when kernels were replayed from CUDA/HIP graphs")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.bulk import Biggest, NotStreamable, collector_paused, stream_object
 from roofline_tui.core.coerce import coerce_number, integer, number
+from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.names import cap_name, short_name_of
 from roofline_tui.core.store import (
     NO_MEMORY,
@@ -127,13 +128,13 @@ class Serving(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    phases: dict[str, StepAggregates] = Field(default_factory=dict)
+    phases: dict[str, StepAggregates] = Field(default_factory=empty_dict)
     n_prefill_steps: int | None = None
     n_decode_steps: int | None = None
     decode_batch_captured: int | None = None
     decode_batch_steady: int | None = None
     steady: bool | None = None
-    analytic_calls: dict[str, float] = Field(default_factory=dict)
+    analytic_calls: dict[str, float] = Field(default_factory=empty_dict)
     note: str | None = None
 
 
@@ -147,22 +148,22 @@ class TopNEntry(BaseModel):
     calls: int | None = None
     total_ms: float | None = None
     avg_us: float | None = None
-    shapes: list[list[list[int]]] = Field(default_factory=list)
-    dtypes: list[str] = Field(default_factory=list)
+    shapes: list[list[list[int]]] = Field(default_factory=empty_list)
+    dtypes: list[str] = Field(default_factory=empty_list)
     classification: str | None = None
     backend_guess: str | None = None
     editable: bool | None = None
     phase: str | None = None
-    served_regimes: list[str] = Field(default_factory=list)
-    phase_calls_measured: dict[str, float] = Field(default_factory=dict)
-    calls_per_step: dict[str, float] = Field(default_factory=dict)
-    base_latency_ms: dict[str, float] = Field(default_factory=dict)
-    est_m: dict[str, int] = Field(default_factory=dict)  # est_shape[regime].M
+    served_regimes: list[str] = Field(default_factory=empty_list)
+    phase_calls_measured: dict[str, float] = Field(default_factory=empty_dict)
+    calls_per_step: dict[str, float] = Field(default_factory=empty_dict)
+    base_latency_ms: dict[str, float] = Field(default_factory=empty_dict)
+    est_m: dict[str, int] = Field(default_factory=empty_dict)  # est_shape[regime].M
     serving_weighted_pct: float | None = None
-    input_notes: list[str] = Field(default_factory=list)
+    input_notes: list[str] = Field(default_factory=empty_list)
     # what our importers recorded beyond the upstream fields (core.topn_ext): instances
     ext: EntryExtension | None = None
-    raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    raw: dict[str, Any] = Field(default_factory=empty_dict, exclude=True)
 
 
 class GraphReplay(BaseModel):
@@ -192,10 +193,10 @@ class TopN(BaseModel):
     num_kernel_launches: int | None = None
     num_distinct_kernels: int | None = None
     serving: Serving | None = None
-    entries: list[TopNEntry] = Field(default_factory=list)
+    entries: list[TopNEntry] = Field(default_factory=empty_list)
     # what the importer noticed about the profile as a whole (bad rows skipped, kernels
     # replayed from CUDA/HIP graphs that the Top-N misses ...), one line each
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
     graph_replay: GraphReplay | None = None
     ext: DocExtension | None = None
     # a big Top-N's rows beyond the kept ones, summarised (None: every row is in ``entries``)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
+from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.store import (
     ReadProblem,
@@ -88,8 +89,8 @@ class PeakSection(BaseModel):
     product: str | None = None
     cu: int | None = None
     hbm_bw_bytes_s: float
-    flops: dict[str, float] = Field(default_factory=dict)  # the data sheet's figures
-    measured_flops: dict[str, MeasuredCeiling] = Field(default_factory=dict)
+    flops: dict[str, float] = Field(default_factory=empty_dict)  # the data sheet's figures
+    measured_flops: dict[str, MeasuredCeiling] = Field(default_factory=empty_dict)
     unmeasured: str | None = None  # why the dtypes without a measured ceiling have none
     l2_bytes: int | None = None
     mall_bytes: int | None = None
@@ -121,11 +122,11 @@ class Peaks(BaseModel):
     gfx: str | None = None
     product: str | None = None
     hbm_bw_bytes_s: float | None = None
-    flops: dict[str, float] = Field(default_factory=dict)
-    flops_data_sheet: dict[str, float] = Field(default_factory=dict)
-    flops_measured: dict[str, float] = Field(default_factory=dict)
-    flops_basis: dict[str, FlopsBasis] = Field(default_factory=dict)
-    flops_source: dict[str, str] = Field(default_factory=dict)
+    flops: dict[str, float] = Field(default_factory=empty_dict)
+    flops_data_sheet: dict[str, float] = Field(default_factory=empty_dict)
+    flops_measured: dict[str, float] = Field(default_factory=empty_dict)
+    flops_basis: dict[str, FlopsBasis] = Field(default_factory=empty_dict)
+    flops_source: dict[str, str] = Field(default_factory=empty_dict)
     unmeasured: str | None = None
     l2_bytes: int | None = None
     cu: int | None = None
@@ -134,7 +135,7 @@ class Peaks(BaseModel):
     citation: str | None = None
     compute_validated: bool | None = False
     compute_check: str | None = None
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=empty_list)
 
     def provenance(self) -> dict[str, Any]:
         """The per-dtype roof provenance as artifact ``peaks`` fields (sorted, JSON-ready)."""

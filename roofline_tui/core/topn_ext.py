@@ -31,6 +31,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.operands import Role
@@ -100,7 +101,7 @@ class Instance(BaseModel):
     """The launches of one kernel made by one launching op with one signature."""
 
     op: str | None = Field(default=None, description="the launching cpu_op; null: none found")
-    args: list[Operand] = Field(default_factory=list, description="every argument position")
+    args: list[Operand] = Field(default_factory=empty_list, description="every argument position")
     roles_from: str | None = Field(default=None, description="'table:<op>' or why positional")
     output: str | None = Field(default=None, description="how an output that is not an "
                                                           "argument is sized")
@@ -110,9 +111,9 @@ class Instance(BaseModel):
     module: str | None = None
     calls: int
     total_us: float
-    by_phase: dict[str, PhaseTime] = Field(default_factory=dict)
+    by_phase: dict[str, PhaseTime] = Field(default_factory=empty_dict)
     with_kernels: list[CoKernel] = Field(
-        default_factory=list, alias="with",
+        default_factory=empty_list, alias="with",
         description="other kernels launched by the same op calls (one logical op)")
 
     model_config = {"populate_by_name": True, "serialize_by_alias": True}
@@ -152,7 +153,7 @@ class RankSpread(BaseModel):
 
 
 class EntryExtension(BaseModel):
-    instances: list[Instance] = Field(default_factory=list)
+    instances: list[Instance] = Field(default_factory=empty_list)
     folded: Folded | None = None
     capture_shaped_calls: int = 0
     unshaped_calls: int = 0
@@ -193,13 +194,13 @@ class RankSet(BaseModel):
                                     "export (an nsys SQLite export or cuda_gpu_trace)")
     chosen_by: Literal["--rank", "--device-index", "slowest"] = Field(
         description="named with --rank / --device-index, or the slowest (most GPU time)")
-    traces: list[RankTrace] = Field(default_factory=list, description="every rank, by rank")
+    traces: list[RankTrace] = Field(default_factory=empty_list, description="every rank, by rank")
 
 
 class DocExtension(BaseModel):
     version: int = EXTENSION_VERSION
     regime: RegimeEvidence | None = None
-    captures: list[CaptureUse] = Field(default_factory=list)
+    captures: list[CaptureUse] = Field(default_factory=empty_list)
     ranks: RankSet | None = None
 
 

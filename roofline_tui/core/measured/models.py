@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from roofline_tui.core.empty import empty_dict, empty_list
+
 CounterSource = Literal[
     "rocprofv3-csv", "rocpd", "rocprof-compute-pmc", "ncu-csv", "ncu-rep", "roofline-v1"
 ]
@@ -25,18 +27,18 @@ class KernelMeasurement(BaseModel):
     flops_per_dispatch: float | None
     flops_dtype: str | None  # canonical dtype of the dominant FLOP contribution
     duration_s: float | None  # mean duration under the counter run: informational only
-    corroboration: dict[str, float] = Field(default_factory=dict)
-    missing: list[str] = Field(default_factory=list)  # counters needed but absent (L4)
+    corroboration: dict[str, float] = Field(default_factory=empty_dict)
+    missing: list[str] = Field(default_factory=empty_list)  # counters needed but absent (L4)
     source: CounterSource
     path: str
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
     # split of bytes_per_dispatch, when the file gives it
     read_bytes_per_dispatch: float | None = None
     write_bytes_per_dispatch: float | None = None
     # FLOPs per canonical dtype (mean per dispatch); flops_per_dispatch is their sum
-    flops_by_dtype: dict[str, float] = Field(default_factory=dict)
+    flops_by_dtype: dict[str, float] = Field(default_factory=empty_dict)
     # other names the same kernel goes by (e.g. roofline-v1 matched_kernel_name)
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=empty_list)
     # roofline-v1 only
     roofline_pct: float | None = None
     attainable_speedup: float | None = None
@@ -44,8 +46,8 @@ class KernelMeasurement(BaseModel):
 
 
 class CounterSet(BaseModel):
-    measurements: dict[str, KernelMeasurement] = Field(default_factory=dict)
-    problems: list[str] = Field(default_factory=list)
+    measurements: dict[str, KernelMeasurement] = Field(default_factory=empty_dict)
+    problems: list[str] = Field(default_factory=empty_list)
     _index: Any = PrivateAttr(default=None)
     _index_size: int = PrivateAttr(default=-1)
 
@@ -65,15 +67,15 @@ class ShapeCase(BaseModel):
     """One captured shape of a kernel with its workload weight."""
 
     regime: str | None = None
-    input_shapes: list[list[int]] = Field(default_factory=list)
-    dtypes: list[str] = Field(default_factory=list)  # canonical where recognised, else as given
+    input_shapes: list[list[int]] = Field(default_factory=empty_list)
+    dtypes: list[str] = Field(default_factory=empty_list)  # canonical where recognised, else as given
     # calls of this shape; when the files give no call count this holds the relative weight
     # (``weight_norm``) instead and ``params["count_basis"]`` says so
     count: float = 0.0
     latency_ms: float | None = None  # per-call baseline latency when the files give one
     m: int | None = None
     name: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)  # op geometry (batch, ctx, heads, ...)
+    params: dict[str, Any] = Field(default_factory=empty_dict)  # op geometry (batch, ctx, heads, ...)
     weight: float | None = None  # workload-v1 ``weight`` as written (unit not normalised)
     weight_source: str | None = None
 
@@ -86,9 +88,9 @@ class MoEParams(BaseModel):
     weight_dtype: str | None = None  # canonical
     compute_dtype: str | None = None  # canonical
     block_quant_shape: list[int] | None = None
-    m_buckets: list[int] = Field(default_factory=list)
-    decode_m_buckets: list[int] = Field(default_factory=list)
-    prefill_m_buckets: list[int] = Field(default_factory=list)
+    m_buckets: list[int] = Field(default_factory=empty_list)
+    decode_m_buckets: list[int] = Field(default_factory=empty_list)
+    prefill_m_buckets: list[int] = Field(default_factory=empty_list)
 
 
 class CapturedShapes(BaseModel):
@@ -96,12 +98,12 @@ class CapturedShapes(BaseModel):
     task_dir: str
     layout: Literal["raw-capture", "geak-op-task-v1", "moe-op-meta", "workload-only"]
     op_kind: str | None = None
-    cases: list[ShapeCase] = Field(default_factory=list)
+    cases: list[ShapeCase] = Field(default_factory=empty_list)
     moe: MoEParams | None = None
     weight_dtype: str | None = None
     activation_dtype: str | None = None
     kv_dtype: str | None = None
-    served_regimes: list[str] = Field(default_factory=list)
-    aliases: list[str] = Field(default_factory=list)  # other names for matching
-    notes: list[str] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
+    served_regimes: list[str] = Field(default_factory=empty_list)
+    aliases: list[str] = Field(default_factory=empty_list)  # other names for matching
+    notes: list[str] = Field(default_factory=empty_list)
+    problems: list[str] = Field(default_factory=empty_list)

@@ -40,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.artifact import PredictedVsActual
+from roofline_tui.core.empty import empty_list
 from roofline_tui.core.metrics import E2E_NOISE_PCT, ISOLATED_NOISE
 from roofline_tui.core.opmodels import MODELS, PRIOR_KEYS, prior_for
 from roofline_tui.core.rounds.records import RoundHistory
@@ -59,12 +60,12 @@ class Calibration(BaseModel):
     op_class: str
     prior_target_eff: float
     observations: int
-    achieved: list[float] = Field(default_factory=list)
+    achieved: list[float] = Field(default_factory=empty_list)
     max_achieved: float
     mean_achieved: float
     suggested_target_eff: float
     rule: str
-    kernels: list[str] = Field(default_factory=list)
+    kernels: list[str] = Field(default_factory=empty_list)
 
 
 class PriorsError(Exception):
@@ -73,8 +74,8 @@ class PriorsError(Exception):
 
 class AppendResult(BaseModel):
     path: str
-    added: list[str] = Field(default_factory=list)  # pair ids appended
-    already: list[str] = Field(default_factory=list)  # pair ids already in the file
+    added: list[str] = Field(default_factory=empty_list)  # pair ids appended
+    already: list[str] = Field(default_factory=empty_list)  # pair ids already in the file
     skipped_noise: int = 0
     text_added: str = ""
 

@@ -22,6 +22,7 @@ from roofline_tui.core.artifact import (
     PredictedVsActual,
     Regime,
 )
+from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.inputs import EnvReport
 
 
@@ -86,15 +87,15 @@ class RoundSnapshot(BaseModel):
     mtime_iso: str | None = None
     gfx: str | None = None
     product: str | None = None
-    workload: dict[str, int] = Field(default_factory=dict)
+    workload: dict[str, int] = Field(default_factory=empty_dict)
     stage: str | None = None
     total_gpu_time_ms: float | None = None
     serving: ServingMetrics | None = None
-    heads: list[str] = Field(default_factory=list)  # kernel names in the artifact, by pct
-    kernels: list[KernelObs] = Field(default_factory=list)
+    heads: list[str] = Field(default_factory=empty_list)  # kernel names in the artifact, by pct
+    kernels: list[KernelObs] = Field(default_factory=empty_list)
     artifact_source: str = "none"  # file | analyzed | given | none
     topn_found: bool = False
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=empty_list)
     artifact: Artifact | None = Field(default=None, exclude=True)
     # kernel() index, rebuilt when ``kernels`` is replaced
     _by_key: dict[tuple[str, str | None], KernelObs] | None = PrivateAttr(default=None)
@@ -146,24 +147,24 @@ class RoundStep(BaseModel):
     e2e_before: float | None = None
     e2e_after: float | None = None
     expected_e2e_gain_pct_sum: float | None = None  # over kernels that moved beyond the band
-    appeared: list[str] = Field(default_factory=list)
-    vanished: list[str] = Field(default_factory=list)
-    regime_changed: list[str] = Field(default_factory=list)  # "name: decode → prefill"
-    heads_entered: list[str] = Field(default_factory=list)
-    heads_left: list[str] = Field(default_factory=list)
-    movements: list[Movement] = Field(default_factory=list)
-    pairs: list[PredictedVsActual] = Field(default_factory=list)
+    appeared: list[str] = Field(default_factory=empty_list)
+    vanished: list[str] = Field(default_factory=empty_list)
+    regime_changed: list[str] = Field(default_factory=empty_list)  # "name: decode → prefill"
+    heads_entered: list[str] = Field(default_factory=empty_list)
+    heads_left: list[str] = Field(default_factory=empty_list)
+    movements: list[Movement] = Field(default_factory=empty_list)
+    pairs: list[PredictedVsActual] = Field(default_factory=empty_list)
 
 
 class RoundHistory(BaseModel):
     profile_dir: str
-    rounds: list[RoundSnapshot] = Field(default_factory=list)
+    rounds: list[RoundSnapshot] = Field(default_factory=empty_list)
     baseline: str | int | None = None
     baseline_is_round0: bool = False
-    steps: list[RoundStep] = Field(default_factory=list)  # steps[i]: rounds[i] → rounds[i+1]
-    baseline_comparable: dict[str, str | None] = Field(default_factory=dict)  # label → reason
-    problems: list[str] = Field(default_factory=list)
-    left_out: list[str | int] = Field(default_factory=list)  # rounds a bounded history skipped
+    steps: list[RoundStep] = Field(default_factory=empty_list)  # steps[i]: rounds[i] → rounds[i+1]
+    baseline_comparable: dict[str, str | None] = Field(default_factory=empty_dict)  # label → reason
+    problems: list[str] = Field(default_factory=empty_list)
+    left_out: list[str | int] = Field(default_factory=empty_list)  # rounds a bounded history skipped
 
     def round(self, label: str | int) -> RoundSnapshot | None:
         for r in self.rounds:

@@ -4,6 +4,7 @@ rounds``: one summary row per round and one series per kernel across rounds."""
 
 from pydantic import BaseModel, Field
 
+from roofline_tui.core.empty import empty_list
 from roofline_tui.core.rounds.records import RoundHistory
 
 
@@ -53,7 +54,7 @@ class KernelSeries(BaseModel):
     short_name: str
     regime: str
     op_class: str | None = None
-    points: list[SeriesPoint] = Field(default_factory=list)
+    points: list[SeriesPoint] = Field(default_factory=empty_list)
 
     def sparkline_values(self) -> list[float | None]:
         return [p.t_ms for p in self.points]
