@@ -17,11 +17,12 @@ from __future__ import annotations
 import gc
 import heapq
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from roofline_tui.core.lazy_re import lazy_compile
 
 
 @contextmanager
@@ -42,7 +43,7 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
 
 # --------------------------------------------------------------------------- streamed arrays
 
-_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+_WS = lazy_compile(r"[ \t\n\r]*")  # JSON's whitespace
 
 
 def _skip(text: str, i: int) -> int:

@@ -13,8 +13,9 @@ not a number, and (on request) zero or negative values.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, NamedTuple
+
+from roofline_tui.core.lazy_re import lazy_compile
 
 # Anything larger in magnitude is nonsense for a time, a byte count or a FLOP count (a whole
 # serving run moves < 1e24 bytes) and would overflow ratios; it is refused, not clamped.
@@ -22,7 +23,7 @@ MAX_ABS = 1e30
 # Numeric text longer than this is refused before parsing (Python's int() is quadratic).
 MAX_TEXT = 64
 
-_THOUSANDS_COMMA = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+_THOUSANDS_COMMA = lazy_compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 
 
 class Coerced(NamedTuple):

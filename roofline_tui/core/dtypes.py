@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from roofline_tui.core.lazy_re import lazy_compile
+
 # canonical name -> bytes per element
 DTYPE_BYTES: dict[str, float] = {
     "fp64": 8.0,
@@ -25,7 +27,7 @@ DTYPE_BYTES: dict[str, float] = {
 DEFAULT_UNKNOWN_BYTES = 2.0
 
 _ALIASES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(p), name)
+    (lazy_compile(p), name)
     for p, name in [
         (r"(mx)?fp4(?!\d)|float4(?!\d)|e2m1|nvfp4|mxfp4|w4a", "fp4"),
         (r"(mx)?fp6(?!\d)|float6(?!\d)|e3m2|e2m3", "fp6"),

@@ -8,7 +8,6 @@ reason. Nothing here raises for bad input.
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roofline_tui.core.bulk import Biggest, NotStreamable, collector_paused, stream_object
 from roofline_tui.core.coerce import coerce_number, integer, number
 from roofline_tui.core.empty import empty_dict, empty_list
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import cap_name, short_name_of
 from roofline_tui.core.store import (
     NO_MEMORY,
@@ -512,7 +512,7 @@ KEEP_ROWS = 2_000
 _ROW_KEYS = ("top_kernels", "kernels")
 # a \uD800-\uDFFF escape: such a document is parsed whole (store writes the lone surrogates
 # back as visible text there)
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = lazy_compile(r"\\u[dD][89a-fA-F]")
 
 
 def _reject_constant(token: str) -> Any:

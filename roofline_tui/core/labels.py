@@ -24,10 +24,10 @@ Pure, bounded (:data:`LABEL_MAX` characters) and printable (``core.textsafe``).
 from __future__ import annotations
 
 import math
-import re
 
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import TopNEntry
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
 from roofline_tui.core.topn_ext import Instance
 
@@ -41,7 +41,7 @@ _GENERIC_MODULES = frozenset({
     "ModuleList", "ModuleDict", "Identity", "Dropout"})
 
 # a functor or a *_kernel_cuda lambda host inside an ATen elementwise kernel's name
-_FUNCTOR = re.compile(r"\b(\w*Functor\w*|\w+_kernel_cuda)\b")
+_FUNCTOR = lazy_compile(r"\b(\w*Functor\w*|\w+_kernel_cuda)\b")
 
 
 def label_of(entry: TopNEntry, op_class: str) -> str:

@@ -23,10 +23,11 @@ Pure filesystem helpers: nothing here reads a file's content.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from roofline_tui.core.lazy_re import lazy_compile
 
 if TYPE_CHECKING:
     from roofline_tui.core.inputs import EnvReport
@@ -41,7 +42,7 @@ COUNTERS_DIR = "counters"
 ROUND_PREFIX = "round_"
 PARENT_LEVELS = 3  # how far above a round env_report.json is looked for
 
-_NUMERIC = re.compile(r"^round_(\d+)$")
+_NUMERIC = lazy_compile(r"^round_(\d+)$")
 
 # Files we write ourselves never trigger a recompute; neither do editor/atomic temps.
 CSV_NAME = "profile_roofline.csv"

@@ -25,11 +25,12 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from roofline_tui.core.inputs import TopN, TopNEntry
+from roofline_tui.core.lazy_re import lazy_compile
 
 LINKED_SHARE = 0.9  # of the entry's launches whose op call also launched the partner
 JOINING_CLASSES = frozenset({"attn"})
 # a partner of an attention op: its reduce / combine / merge kernel, or another attention kernel
-_COMPANION = re.compile(r"reduce|combine|merge|finali[sz]e|attention|attn|mla|flash|paged",
+_COMPANION = lazy_compile(r"reduce|combine|merge|finali[sz]e|attention|attn|mla|flash|paged",
                         re.IGNORECASE)
 
 

@@ -16,9 +16,9 @@ at start-up.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 
@@ -27,7 +27,7 @@ __all__ = ["find_cached_config", "hf_cache_dir"]
 CONFIG_NAME = "config.json"
 
 # ``org/name``: one slash, each side the characters the Hub allows in a name.
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_REPO_ID = lazy_compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def hf_cache_dir() -> Path:

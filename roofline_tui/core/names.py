@@ -29,14 +29,16 @@ from __future__ import annotations
 import hashlib
 import re
 
+from roofline_tui.core.lazy_re import lazy_compile
+
 SHORT_NAME_MAX = 60
 NAME_CAP = 16384  # characters kept of a kernel name read from a file (real ones stay below)
 _DIGEST_CHARS = 16
 
-_KD_SUFFIX = re.compile(r"(?:\s*\[clone\s+[^\]]*\]|\s*\(\.kd\)|\.kd)\s*$")
-_UNNAMED_NS = re.compile(r"\(anonymous namespace\)::|`anonymous namespace'::|<unnamed>::")
-_IDENT = re.compile(r"[A-Za-z_~$][\w$~]*")
-_PLAIN = re.compile(r"[A-Za-z_]\w*", re.ASCII)
+_KD_SUFFIX = lazy_compile(r"(?:\s*\[clone\s+[^\]]*\]|\s*\(\.kd\)|\.kd)\s*$")
+_UNNAMED_NS = lazy_compile(r"\(anonymous namespace\)::|`anonymous namespace'::|<unnamed>::")
+_IDENT = lazy_compile(r"[A-Za-z_~$][\w$~]*")
+_PLAIN = lazy_compile(r"[A-Za-z_]\w*", re.ASCII)
 
 
 def cap_name(name: str, limit: int = NAME_CAP) -> str:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roofline_tui.core.coerce import number
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.empty import empty_dict, empty_list
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.store import (
     ReadProblem,
@@ -152,10 +153,10 @@ class Peaks(BaseModel):
 # names
 
 
-_GFX_RE = re.compile(r"gfx[0-9a-f]{3,5}")
-_SM_RE = re.compile(r"^(?:sm|compute)[_ ]?(\d{2,3})[a-z]?$")
-_CC_RE = re.compile(r"^(\d{1,2})\.(\d)[a-z]?$")
-_TARGET_VERSION_RE = re.compile(r"^\d{5,6}$")
+_GFX_RE = lazy_compile(r"gfx[0-9a-f]{3,5}")
+_SM_RE = lazy_compile(r"^(?:sm|compute)[_ ]?(\d{2,3})[a-z]?$")
+_CC_RE = lazy_compile(r"^(\d{1,2})\.(\d)[a-z]?$")
+_TARGET_VERSION_RE = lazy_compile(r"^\d{5,6}$")
 
 _CODENAMES = {
     "cdna2": "gfx90a",
@@ -224,7 +225,7 @@ _PRODUCT_ALIASES = {
     "mi250xpackage2gcds": "mi250xpackage",
 }
 # what may follow a product name in a device string and still mean that product
-_PRODUCT_SUFFIX_RE = re.compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")
+_PRODUCT_SUFFIX_RE = lazy_compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")
 
 
 def normalize_product(name: object) -> str | None:
@@ -239,7 +240,7 @@ def normalize_product(name: object) -> str | None:
 
 # A100 SXM4 boards that print their board number instead of their memory size
 # (``NVIDIA A100-PG509-200``): the device's memory tells the 40 GB part from the 80 GB one.
-_A100_SXM4_BOARD_RE = re.compile(r"^a100pg5\d{5}$")
+_A100_SXM4_BOARD_RE = lazy_compile(r"^a100pg5\d{5}$")
 _A100_SXM4_BY_MEMORY = (("a100-sxm4-40gb", 40), ("a100", 80))  # (section product, GB)
 
 
@@ -286,8 +287,8 @@ def match_product(name: object, sections: Iterable[PeakSection]) -> PeakSection 
 # parsing
 
 
-_FENCE_OPEN_RE = re.compile(r"^\s*(```|~~~)\s*(\w*)")
-_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_FENCE_OPEN_RE = lazy_compile(r"^\s*(```|~~~)\s*(\w*)")
+_HEADING_RE = lazy_compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def _one_line(text: object, limit: int = 160) -> str:
@@ -1151,8 +1152,8 @@ _COMPUTE_PARTITION_KEYS = ("computepartition", "currentcomputepartition",
 _MEMORY_PARTITION_KEYS = ("memorypartition", "currentmemorypartition", "memorypartitionmode",
                           "npsmode", "nps")
 _AMD_MODES = ("SPX", "DPX", "TPX", "QPX", "CPX")
-_NPS_RE = re.compile(r"^(?:nps)?\s*([1248])$")
-_MIG_RE = re.compile(r"\bmig\b")
+_NPS_RE = lazy_compile(r"^(?:nps)?\s*([1248])$")
+_MIG_RE = lazy_compile(r"\bmig\b")
 
 
 def _prop_text(props: Mapping[str, Any], keys: Sequence[str]) -> str | None:

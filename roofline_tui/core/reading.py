@@ -30,6 +30,7 @@ from roofline_tui.core import units
 from roofline_tui.core.artifact import Artifact, Entry, NextSkipped, NextSkipReason, NextTarget
 from roofline_tui.core.demangle import display_name, fit
 from roofline_tui.core.labels import LABEL_MAX
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
 
 __all__ = [
@@ -67,7 +68,7 @@ NO_VERDICT_LABEL: dict[Flag, str] = {
     "unmodelled": "– unmodelled",
 }
 
-_CAUTION_WORDS = re.compile(r"not credible|implausible|do not quote", re.IGNORECASE)
+_CAUTION_WORDS = lazy_compile(r"not credible|implausible|do not quote", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.bulk import collector_paused
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import json_safe, printable, valid_unicode
 
 MiB = 1024 * 1024
@@ -259,8 +260,8 @@ def _parse_int(token: str) -> int:
     return -_HUGE_INT if token.startswith("-") else _HUGE_INT
 
 
-_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STRINGS = lazy_compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = lazy_compile(r"[^\[\]{}]+")
 
 
 def depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
@@ -320,7 +321,7 @@ def parse_json_text(
 
 
 # a \uD800-\uDFFF escape in JSON text: the document may hold a lone surrogate
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = lazy_compile(r"\\u[dD][89a-fA-F]")
 
 
 def _valid_strings(value: Any) -> Any:
@@ -461,9 +462,9 @@ def atomic_write_text(path: Path, text: str) -> Path:
 TEMP_TAG = ".rl-"
 TEMP_SUFFIX = ".tmp"
 _TEMP_EXTRA = 1 + len(TEMP_TAG) + 8 + len(TEMP_SUFFIX)
-_OUR_TEMP = re.compile(r"^\..+\.rl-[0-9a-f]{8}\.tmp$", re.DOTALL)
+_OUR_TEMP = lazy_compile(r"^\..+\.rl-[0-9a-f]{8}\.tmp$", re.DOTALL)
 # what tempfile.mkstemp made for earlier versions: ``.{target}.{8 of [a-z0-9_]}.tmp``
-_LEGACY_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$", re.DOTALL)
+_LEGACY_TEMP = lazy_compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$", re.DOTALL)
 # A temp of ours older than this is what a killed writer left: removed on the next write.
 STALE_TEMP_SECONDS = 3600.0
 # Entries of one directory looked at for stale temps on a write (a huge directory costs no more).

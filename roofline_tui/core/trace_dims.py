@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
 
 __all__ = ["FIELDS", "TraceDims", "describe", "dims_from_instances"]
@@ -208,12 +209,12 @@ def _where(op: _Op, arg: _Arg, what: str) -> str:
 # ---- attention
 
 _SKIP_ATTENTION = (
-    (re.compile(r"backward|_bwd\b|_bwd_|grad"), "a backward op (argument order differs)"),
-    (re.compile(r"mla|latent"), "latent (MLA) attention: its widths are not the head size"),
-    (re.compile(r"multi_head_attention|transformer_encoder"),
+    (lazy_compile(r"backward|_bwd\b|_bwd_|grad"), "a backward op (argument order differs)"),
+    (lazy_compile(r"mla|latent"), "latent (MLA) attention: its widths are not the head size"),
+    (lazy_compile(r"multi_head_attention|transformer_encoder"),
      "embedding-layout attention: the head count is a scalar argument, not a dim"),
 )
-_ATTENTION = re.compile(r"attention|attn|flash|mha|sdpa")
+_ATTENTION = lazy_compile(r"attention|attn|flash|mha|sdpa")
 
 Layout = Literal["bhsd", "bshd", "thd"]
 
@@ -232,16 +233,16 @@ class _AttnSpec:
 
 _ATTN_SPECS: tuple[tuple[re.Pattern[str], _AttnSpec], ...] = (
     # SGLang's profiled aiter kernel: (out, workspace, query [B, H_Q, d], k_cache, v_cache, ...)
-    (re.compile(r"paged_attention_ragged"),
+    (lazy_compile(r"paged_attention_ragged"),
      _AttnSpec("SGLang paged_attention_ragged", None, q=2, k=None, k_cache=3, v_cache=4)),
     # torch SDPA and its backends: [B, H, S, d]
-    (re.compile(r"scaled_dot_product|sdpa"), _AttnSpec("SDPA", "bhsd", q=0, k=1)),
+    (lazy_compile(r"scaled_dot_product|sdpa"), _AttnSpec("SDPA", "bhsd", q=0, k=1)),
     # flash-attention family: [B, S, H, d]; varlen [T, H, d]; paged KV [pages, page, H_KV, d]
-    (re.compile(r"_flash_attention_forward|_efficient_attention_forward|flash_attn|mha_fwd"
+    (lazy_compile(r"_flash_attention_forward|_efficient_attention_forward|flash_attn|mha_fwd"
                 r"|mha_varlen_fwd|fmha|_fa\d_c::|vllm_flash_attn"),
      _AttnSpec("flash-attention", "bshd", q=0, k=1, paged_k=True)),
     # vLLM's attention custom op: query/key/value [T, H, d]
-    (re.compile(r"unified_attention"), _AttnSpec("vLLM unified_attention", None, q=0, k=1)),
+    (lazy_compile(r"unified_attention"), _AttnSpec("vLLM unified_attention", None, q=0, k=1)),
     # anything else named like attention: only token-major [T, H, d] query and key together
     (_ATTENTION, _AttnSpec("attention", None, q=0, k=1, q_alone=False)),
 )
@@ -341,7 +342,7 @@ def _read_attention(op: _Op, spec: _AttnSpec, out: _Readings) -> None:
 
 # ---- KV-cache writers
 
-_CACHE_WRITER = re.compile(
+_CACHE_WRITER = lazy_compile(
     r"reshape_and_cache|concat_and_cache|set_kv_buffer|store_cache|store_kvcache|kv_cache_update"
 )
 
@@ -375,8 +376,8 @@ def _read_cache_writer(op: _Op, out: _Readings) -> None:
 
 # ---- norms
 
-_NORM = re.compile(r"rms_?norm|layer_?norm")
-_RESIDUAL_NORM = re.compile(r"add|residual")
+_NORM = lazy_compile(r"rms_?norm|layer_?norm")
+_RESIDUAL_NORM = lazy_compile(r"add|residual")
 
 
 @dataclass(frozen=True)
@@ -451,8 +452,8 @@ def _read_gemm(op: _Op, gemms: list[_Gemm]) -> None:
 
 # ---- act-and-mul
 
-_ACT_AND_MUL = re.compile(r"and_mul|mul_and_")
-_MOE = re.compile(r"moe|expert")
+_ACT_AND_MUL = lazy_compile(r"and_mul|mul_and_")
+_MOE = lazy_compile(r"moe|expert")
 
 
 def _read_act_and_mul(op: _Op, out: _Readings) -> None:

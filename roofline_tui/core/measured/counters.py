@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.store import parse_json_text, read_bytes
 
 from ..layout import (  # noqa: F401 - re-exported: the package's public API
@@ -111,7 +112,7 @@ def _agent_arch(counter_file: Path) -> str | None:
     return None
 
 
-_PASS_DIR = re.compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
+_PASS_DIR = lazy_compile(r"^(pass|pmc)_?\d+$", re.IGNORECASE)
 
 
 def _workload_groups(files: list[ParsedFile]) -> list[list[ParsedFile]]:

@@ -13,9 +13,10 @@ prefixes) to base units.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from roofline_tui.core.lazy_re import lazy_compile
 
 from ..dtypes import canonical_dtype
 from ..names import cap_name
@@ -51,8 +52,8 @@ _PLAIN_UNITS = {
     "wavefront",
 }
 
-_SASS = re.compile(r"^(?:smsp|sm)__sass_thread_inst_executed_op_([fhd])(add|mul|fma)_pred_on\.sum$")
-_TENSOR_OPS = re.compile(
+_SASS = lazy_compile(r"^(?:smsp|sm)__sass_thread_inst_executed_op_([fhd])(add|mul|fma)_pred_on\.sum$")
+_TENSOR_OPS = lazy_compile(
     r"^(?:smsp|sm)__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_([a-z0-9]+?))?"
     r"(?:_sparsity_(?:on|off))?\.sum$"
 )

@@ -23,14 +23,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+from roofline_tui.core.lazy_re import lazy_compile
+
 from ..dtypes import canonical_dtype
 from ..layout import discover_task_dirs  # noqa: F401 - re-exported: public API
 from ._util import as_int, int_list, read_json, shape_list, to_float
 from .models import CapturedShapes, MoEParams, ShapeCase
 from .names import best_match
 
-_TENSOR_SIG = re.compile(r"T\(([\d,\s]*)\)")
-_MOE_SIG = re.compile(r"m(\d+)[_-](decode|prefill)", re.IGNORECASE)
+_TENSOR_SIG = lazy_compile(r"T\(([\d,\s]*)\)")
+_MOE_SIG = lazy_compile(r"m(\d+)[_-](decode|prefill)", re.IGNORECASE)
 _CASE_SKIP = {
     "sig",
     "name",

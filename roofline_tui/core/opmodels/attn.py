@@ -56,6 +56,7 @@ from typing import NamedTuple
 
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import StepAggregates
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.operands import normalise
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -80,13 +81,13 @@ PRIORS: Mapping[str, Prior] = {
 ADJACENT_OPS = ("rope", "copy", "quant")
 
 # Dense ops whose query is [B, H, S, d] (the SDPA family) or [B, S, H, d] (flash-attn layouts).
-_BHSD = re.compile(r"scaled_dot_product")
+_BHSD = lazy_compile(r"scaled_dot_product")
 _BSHD_OPS = frozenset({"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
                        "flash_attn::_flash_attn_forward", "FlashAttnFunc"})
 # Kernel base names (before template arguments) that serve one group only, or only reduce.
-_DECODE_ONLY = re.compile(r"decode|paged_?attention", re.IGNORECASE)
-_PREFILL_ONLY = re.compile(r"prefill|extend", re.IGNORECASE)
-_SPLIT_REDUCE = re.compile(r"reduce|combine", re.IGNORECASE)
+_DECODE_ONLY = lazy_compile(r"decode|paged_?attention", re.IGNORECASE)
+_PREFILL_ONLY = lazy_compile(r"prefill|extend", re.IGNORECASE)
+_SPLIT_REDUCE = lazy_compile(r"reduce|combine", re.IGNORECASE)
 
 
 class _Heads(NamedTuple):

@@ -39,6 +39,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -196,10 +197,10 @@ _MATMUL_OPS = frozenset({
     "aten::linear", "aten::_scaled_mm", "aten::_int_mm", "aten::_addmm_activation",
     "aten::_grouped_mm",
 })
-_BOOL_OUT = re.compile(r"^aten::(eq|ne|lt|le|gt|ge|isnan|logical_\w+|all|any)$")
-_INT64_OUT = re.compile(r"^aten::(argmax|argmin|argsort)$")
-_ROTARY = re.compile(r"rotary|rope", re.I)
-_ATTENTION = re.compile(r"attention|attn", re.I)
+_BOOL_OUT = lazy_compile(r"^aten::(eq|ne|lt|le|gt|ge|isnan|logical_\w+|all|any)$")
+_INT64_OUT = lazy_compile(r"^aten::(argmax|argmin|argsort)$")
+_ROTARY = lazy_compile(r"rotary|rope", re.I)
+_ATTENTION = lazy_compile(r"attention|attn", re.I)
 
 
 @dataclass

@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.operands import OpRoles, output_dims
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -137,8 +138,8 @@ def _positional(ctx: OpContext, why: str | None = None) -> OpEstimate:
 # ------------------------------------------------------------------------ from operand roles
 
 _BYTE_TYPES = ("uint8", "int8")
-_FP4_NAME = re.compile(r"mxfp4|nvfp4|fp4|e2m1|float4|a16w4|w4a16|a4w4|a8w4|wfp4|afp4", re.I)
-_NV_NAME = re.compile(r"nvfp4|nv_?fp4|cutlass_scaled_fp4", re.I)
+_FP4_NAME = lazy_compile(r"mxfp4|nvfp4|fp4|e2m1|float4|a16w4|w4a16|a4w4|a8w4|wfp4|afp4", re.I)
+_NV_NAME = lazy_compile(r"nvfp4|nv_?fp4|cutlass_scaled_fp4", re.I)
 MX_GROUP, NV_GROUP = 32, 16  # values per block scale: MX (e8m0), NVFP4 (fp8 e4m3)
 
 

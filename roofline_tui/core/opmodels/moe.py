@@ -37,6 +37,7 @@ from roofline_tui.core.classify import MOE_STAGE1_RE as _STAGE1_RE
 from roofline_tui.core.classify import MOE_STAGE2_RE as _STAGE2_RE
 from roofline_tui.core.classify import classify, stage_in_name
 from roofline_tui.core.inputs import TopN, TopNEntry, launches_per_step
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.opmodels.base import (
     Candidate,
@@ -64,14 +65,14 @@ Stage = Literal["layer", "stage1", "stage2"]
 
 # A fused activation epilogue (gpt-oss ``_matmul_ogs_*_swiglu``, trtllm ``bmm_*_swiGlu``) can only
 # sit on the gate/up GEMM: the kernel is stage 1 and writes I, not 2I, per pair.
-_FUSED_ACT_RE = re.compile(r"swi_?glu|silu|gelu|geglu|act_?and_?mul", re.IGNORECASE)
+_FUSED_ACT_RE = lazy_compile(r"swi_?glu|silu|gelu|geglu|act_?and_?mul", re.IGNORECASE)
 # Implementations known to stream every expert regardless of routing.
-_STREAMS_ALL_RE = re.compile(r"dense_?moe|moe_?dense|all_?experts", re.IGNORECASE)
+_STREAMS_ALL_RE = lazy_compile(r"dense_?moe|moe_?dense|all_?experts", re.IGNORECASE)
 # torch-inductor pointwise / reduction kernels (``triton_poi_fused_constant_pad_nd_moe_forward_0``
 # pads the MoE input) are never an expert GEMM, whatever fused op their name carries.
-_NOT_A_GEMM_RE = re.compile(r"^triton_(?:poi|red|per)_", re.IGNORECASE)
-_NVFP4_RE = re.compile(r"nvfp4|nv_?fp4", re.IGNORECASE)
-_MX_RE = re.compile(r"mx_?fp[46]|mxf[46]", re.IGNORECASE)
+_NOT_A_GEMM_RE = lazy_compile(r"^triton_(?:poi|red|per)_", re.IGNORECASE)
+_NVFP4_RE = lazy_compile(r"nvfp4|nv_?fp4", re.IGNORECASE)
+_MX_RE = lazy_compile(r"mx_?fp[46]|mxf[46]", re.IGNORECASE)
 
 
 def block_scale_bytes(weight_dtype: str, name: str) -> tuple[float, str]:
