@@ -108,7 +108,7 @@ class AnalyzeOptions:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(eq=False)
 class RoundInputs:
     """Everything one round's analysis reads, already loaded. Problems are one-line strings."""
 
@@ -247,7 +247,7 @@ def logical_unit(
 # --------------------------------------------------------------------------- per entry
 
 
-@dataclass
+@dataclass(eq=False)
 class _Shared:
     topn: TopN
     peaks: Peaks
@@ -331,7 +331,7 @@ def _case_weights(cases: Sequence[Case]) -> list[float]:
     return out
 
 
-@dataclass
+@dataclass(eq=False)
 class _CaseRow:
     axis: RoofAxis
     calls: float

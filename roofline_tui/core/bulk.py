@@ -135,7 +135,7 @@ def _stream_array(text: str, i: int, key: str, on_item: Callable[[str, int, Any]
             raise NotStreamable("an item not followed by ',' or ']'")
 
 
-@dataclass
+@dataclass(eq=False)
 class Biggest:
     """The ``keep`` items with the largest keys seen so far (a bounded min-heap); ties keep the
     earlier item. Items pushed with a key of None are never kept."""

@@ -522,7 +522,7 @@ def _reject_constant(token: str) -> Any:
 _ROW_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-@dataclass
+@dataclass(eq=False)
 class StreamedRows:
     """The rows of one array of a Top-N read row by row: the kept ones ``(index, raw)`` in file
     order, the skipped ones' reasons, and the summary of the rest."""
@@ -532,7 +532,7 @@ class StreamedRows:
     tail: TopNTail | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class _RowSink:
     """Collects one streamed array: every row checked once, the biggest kept, the rest summed."""
 

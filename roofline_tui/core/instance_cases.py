@@ -21,7 +21,7 @@ from roofline_tui.core.topn_ext import Instance
 OPERAND_ROLES = ("input", "weight")
 
 
-@dataclass
+@dataclass(eq=False)
 class InstanceCase:
     """One recorded instance as a case of the per-shape fold (the attributes the stage-B fold
     reads from a captured case, plus the instance itself for role-aware models)."""

@@ -54,7 +54,7 @@ SUPPORT_PCT = 100.0 * UTIL_BOUND_THRESHOLD   # a unit this busy can be what bind
 IDLE_PCT = 30.0                              # a unit this idle cannot be what binds it
 
 
-@dataclass
+@dataclass(eq=False)
 class MeasuredAxes:
     bytes_unit: float | None
     flops_unit: float | None
@@ -127,7 +127,7 @@ def corroborate(bound_type: str, counters: dict[str, float]) -> list[Corroborati
     return out
 
 
-@dataclass
+@dataclass(eq=False)
 class KernelRefinement:
     """What stage B/C know about one kernel."""
 
@@ -248,7 +248,7 @@ class KernelRefinement:
         return "low"
 
 
-@dataclass
+@dataclass(eq=False)
 class Refinements:
     tasks: list[CapturedShapes] = field(default_factory=list)
     counters: CounterSet | None = None

@@ -207,7 +207,7 @@ class OpModel(Protocol):
         ...
 
 
-@dataclass
+@dataclass(eq=False)
 class FunctionModel:
     """An :class:`OpModel` built from one module's ``estimate`` and ``levers`` functions and its
     ``PRIORS`` table, so each op-class module states only what is its own. Not frozen: a test

@@ -203,7 +203,7 @@ _ROTARY = lazy_compile(r"rotary|rope", re.I)
 _ATTENTION = lazy_compile(r"attention|attn", re.I)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Tensor:
     pos: int
     parts: list[list[int]]       # one dims list; several for a TensorList
@@ -280,7 +280,7 @@ def _allocated_dtype(ctx: OpContext, table: OpRoles, reads: list[_Tensor]) -> tu
     return ctx.activation_dtype, "no operand dtype recorded (a TensorList): the activation dtype"
 
 
-@dataclass
+@dataclass(eq=False)
 class _Traffic:
     """Bytes read and written by one call, with a line per operand, and the largest
     element count the op runs over."""

@@ -143,7 +143,7 @@ _NV_NAME = lazy_compile(r"nvfp4|nv_?fp4|cutlass_scaled_fp4", re.I)
 MX_GROUP, NV_GROUP = 32, 16  # values per block scale: MX (e8m0), NVFP4 (fp8 e4m3)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Arg:
     pos: int
     dims: list[int]

@@ -75,7 +75,7 @@ class RoundResult:
     inputs: RoundInputs | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass
+@dataclass(eq=False)
 class _LoadedRound:
     """What :func:`_load_round` found: the inputs and how the Top-N read went."""
 
@@ -95,7 +95,7 @@ def load_round_inputs(round_dir: Path, sources: RoundSources | None = None) -> t
     return loaded.inputs, loaded.incomplete, loaded.topn_found
 
 
-@dataclass
+@dataclass(eq=False)
 class _Loading:
     """What one round's load gathers as it goes: problems, the inputs used, the files read."""
 
