@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import errno
 import gc
+import importlib
 import os
 import signal
 import sys
@@ -33,23 +34,31 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from roofline_tui.cli import analyze, calibrate, dash, devices, imports, output, rounds, schema
+from roofline_tui.cli import output
 from roofline_tui.cli.args import check_paths, shown, usage_error
 
 # (a string: argparse's class is generic only to the type checker)
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: tuple[tuple[str, Register], ...] = (
-    ("analyze", analyze.register),
-    ("schema", schema.register),
-    ("dash", dash.register_dash),
-    ("demo", dash.register_demo),
-    ("import", imports.register),
-    ("rounds", rounds.register_rounds),
-    ("playbook", rounds.register_playbook),
-    ("calibrate", calibrate.register),
-    ("devices", devices.register),
+# (command, "module:function" in roofline_tui.cli that registers it): a command's module is
+# imported only when its parser is built, so one command does not import the others
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("analyze", "analyze:register"),
+    ("schema", "schema:register"),
+    ("dash", "dash:register_dash"),
+    ("demo", "dash:register_demo"),
+    ("import", "imports:register"),
+    ("rounds", "rounds:register_rounds"),
+    ("playbook", "rounds:register_playbook"),
+    ("calibrate", "calibrate:register"),
+    ("devices", "devices:register"),
 )
+
+
+def _registrar(where: str) -> Register:
+    module, function = where.split(":")
+    register: Register = getattr(importlib.import_module(f"roofline_tui.cli.{module}"), function)
+    return register
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -65,10 +74,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"roofline_tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     known = only is not None and any(name == only for name, _ in COMMANDS)
-    for name, register in COMMANDS:
+    for name, where in COMMANDS:
         if known and name != only:
             continue
-        register(sub)
+        _registrar(where)(sub)
         if name not in sub.choices:  # the table and the module disagree: a programming error
             raise RuntimeError(f"command {name!r} was not registered by its module")
     return parser
