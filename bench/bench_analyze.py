@@ -7,7 +7,9 @@ Two floors for the start-up, both measured in the same loop:
   builds (``bench/stack_floor.py``: the spec is generated from the tree's own models by a
   ``model_fields`` walk after an in-process run of the command, and rebuilt with
   ``pydantic.create_model``), run by the same interpreter as the command. What is above it is
-  ours: other import-time work, the analysis, the output, the exit;
+  ours: other import-time work, the analysis, the output, the exit. ``analyze`` runs its start-up
+  with the collector off (then frozen); the floor runs as a plain program, with it on. The same
+  floor with its collector off is printed for reference;
 * a **clean** ``python -c pass``: a fresh ``python -m venv --without-pip`` (no site-packages, no
   editable finder), what starting Python costs at all. The dev environment's own
   ``python -c pass`` is shown beside it for reference.
@@ -52,6 +54,9 @@ FIGURES = [
     Figure("analyze_stack", "`roofline analyze`, demo round, whole process",
            "the stack floor (Python + pydantic + its models)", 1.2,
            "{tree}:analyze_demo", "{tree}:stack_floor"),
+    Figure("analyze_stack_nogc", "reference: `roofline analyze`, demo round, whole process",
+           "the stack floor with its collector off (as analyze starts)", None,
+           "{tree}:analyze_demo", "{tree}:stack_floor_nogc"),
     Figure("analyze_clean", "`roofline analyze`, demo round, whole process",
            "clean-venv `python -c pass`", None, "{tree}:analyze_demo", "floor:clean_pass"),
     Figure("stack_clean", "reference: the stack floor itself", "clean-venv `python -c pass`",
@@ -155,6 +160,9 @@ def add_tree_probes(ctx: Context, tree: Tree, n: int) -> None:
     ctx.constants[f"const:{tree.label}:1m_file_kib"] = huge_topn.stat().st_size / 1024
     ctx.probes.append(Probe(f"{tree.label}:stack_floor", [PYTHON, STACK_FLOOR, "build",
                                                           str(spec)], None, n=n, warmup=True))
+    ctx.probes.append(Probe(f"{tree.label}:stack_floor_nogc", [PYTHON, STACK_FLOOR, "build",
+                                                               str(spec), "--no-gc"], None, n=n,
+                            warmup=True))
     ctx.probes.append(Probe(f"{tree.label}:engine_import", [PYTHON, "-c", ENGINE_IMPORT], tree,
                             n=n, warmup=True))
     ctx.probes.append(Probe(f"{tree.label}:analyze_demo", analyze_argv(demo / ROUND), tree, n=n,

@@ -2,7 +2,7 @@
 command builds, and nothing else of roofline_tui.
 
     python bench/stack_floor.py spec OUT.json -- roofline ARGS...   (PYTHONPATH = the tree)
-    python bench/stack_floor.py build SPEC.json                     (no tree: the floor itself)
+    python bench/stack_floor.py build SPEC.json [--no-gc]           (no tree: the floor itself)
 
 ``spec`` runs the command in this process, then walks every pydantic model that roofline_tui
 defined in it (and, through ``model_fields``, every model their fields name) and writes each
@@ -133,4 +133,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "spec":
         _spec(sys.argv[2], sys.argv[4:] if sys.argv[3] == "--" else sys.argv[3:])
     else:
+        if "--no-gc" in sys.argv[3:]:  # the floor a program pays with its collector off
+            import gc
+
+            gc.disable()
         _build(sys.argv[2])
