@@ -33,6 +33,12 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u206
 _WHITESPACE_CONTROLS = str.maketrans({"\n": " ", "\t": " "})
 
 
+def _plain(s: str) -> bool:
+    """Printable ASCII only (U+0020-U+007E): nothing to escape, no pattern needed. Most names
+    are, so most calls skip the regular expressions."""
+    return s.isascii() and s.isprintable()
+
+
 def _escape_char(ch: str) -> str:
     cp = ord(ch)
     if cp < 0x100:
@@ -64,7 +70,8 @@ def printable(text: object, *, limit: int | None = None) -> str:
     s = _as_str(text)
     if limit is not None and len(s) > limit:
         s = s[: limit + 1]
-    s = _UNSAFE.sub(lambda m: _escape_char(m.group()), s.translate(_WHITESPACE_CONTROLS))
+    if not _plain(s):
+        s = _UNSAFE.sub(lambda m: _escape_char(m.group()), s.translate(_WHITESPACE_CONTROLS))
     if limit is not None and len(s) > limit:
         s = s[: max(limit - 1, 1)] + "…"
         # never leave half an escape sequence at the cut
@@ -87,14 +94,15 @@ def escaped(text: object, *, limit: int | None = 200) -> str:
     else:
         cut = False
     s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
-    s = _UNSAFE.sub(lambda m: _escape_char(m.group()), s)
+    if not _plain(s):
+        s = _UNSAFE.sub(lambda m: _escape_char(m.group()), s)
     return s + ("…" if cut else "")
 
 
 def valid_unicode(text: str) -> str:
     """``text`` with each lone surrogate written as its visible escape (``\\ud800``): distinct
     originals stay distinct, and the result always encodes as UTF-8. For the input boundary."""
-    if not _SURROGATE.search(text):
+    if text.isascii() or not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub(lambda m: _escape_char(m.group()), text)
 
