@@ -7,18 +7,21 @@ run (minimum of N interleaved runs); prints a table and writes ``bench/out/bench
 With two trees (say the code before a change and after it) every probe of both runs in the same
 loop, so their figures come from the same minutes of the same machine. The floors are shared.
 
-Figures (goal in brackets, as a ratio; the floor is the denominator):
+Figures (goal in brackets, as a ratio; the floor is the denominator; each group's ``FIGURES``
+table is the reference, this list a summary):
 
 * ``roofline analyze``, demo round, whole process / the stack floor (Python + pydantic + the
   command's models, rebuilt from the tree's own field lists: ``bench/stack_floor.py``)     [<= 1.2]
+* the same / that floor run with its collector off, as ``analyze`` starts                [reported]
 * the same / a clean-venv ``python -c pass`` (``python -m venv --without-pip``)           [reported]
 * ``roofline analyze``, 100,000-entry Top-N / the same command on the demo round         [<= 8]
 * ``roofline analyze``, 1,000,000-entry Top-N, peak RSS / the file's size                [<= 3]
-* ``roofline dash`` start -> tables painted / a minimal Header+DataTable+Footer app      [<= 1.5]
-* live update p50 with 20 rounds / the same with 1 round                                 [<= 1.2]
+* ``roofline dash`` start -> tables painted / a minimal Header+DataTable+Footer app      [<= 1.9]
+* live update p50 with 20 and 1,000 rounds / the same with 1 round                       [<= 1.2]
 * live update p50 with 1 round / a minimal app watching one file, updating one cell      [<= 1.5]
-* ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 2]
-* the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.5]
+* ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 0.5]
+* the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.1]
+* the same trace as 4 ranks, peak RSS / the import of one rank                           [<= 1.2]
 
 plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and
 reference figures without a goal, over the clean-venv ``python -c pass``: the stack floor itself,
