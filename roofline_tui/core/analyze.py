@@ -6,7 +6,6 @@ remaining entries are still analysed. Same inputs give the same artifact, byte f
 """
 
 
-import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -374,10 +373,10 @@ def _fold_case(case: Case, calls: float, fs: _FoldSetting) -> _FoldedCase:
     :class:`OpModelUnavailable`)."""
     dts = [d for d in (canonical_dtype(x) for x in case.dtypes) if d]
     inst = case.instance if isinstance(case, InstanceCase) else None
-    cctx = dataclasses.replace(fs.ctx, shapes=[case.input_shapes] if case.input_shapes else [],
-                               dtypes=dts or fs.ctx.dtypes, tokens=case.m or fs.ctx.tokens,
-                               tokens_source="captured case M" if case.m else fs.ctx.tokens_source,
-                               instance=inst)
+    cctx = fs.ctx._replace(shapes=[case.input_shapes] if case.input_shapes else [],
+                           dtypes=dts or fs.ctx.dtypes, tokens=case.m or fs.ctx.tokens,
+                           tokens_source="captured case M" if case.m else fs.ctx.tokens_source,
+                           instance=inst)
     est = MODELS[fs.op_class].estimate(cctx)
     n, _ = logical_unit(est, fs.op_class, fs.lps, fs.sh.model)
     lat_src = case.params.get("latency_source") if isinstance(case.params, dict) else None

@@ -13,7 +13,7 @@ stage-A/B result and says why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,7 +185,7 @@ class KernelRefinement:
                 updates["workload"] = ctx.workload.model_copy(update={"tp": 1})
             if moe.weight_dtype:
                 updates["weight_dtype"] = canonical_dtype(moe.weight_dtype) or ctx.weight_dtype
-        return replace(ctx, **updates) if updates else ctx
+        return ctx._replace(**updates) if updates else ctx
 
     def measured(self, n_launch: int, model_bytes: float) -> MeasuredAxes:
         """Measured bytes/FLOPs for one modelled unit (per-dispatch means × launches)."""

@@ -9,8 +9,9 @@ byte-reduction levers that are specific to its class (spec §7.1).
 
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import prod
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from roofline_tui.core.artifact import Alternative
@@ -65,8 +66,7 @@ class OpEstimate(NamedTuple):
     roof: Roof = "hbm"
 
 
-@dataclass(frozen=True)
-class OpContext:
+class OpContext(NamedTuple):
     """Everything a model may use; dtypes are canonical names (``bf16``, ``fp8``...)."""
 
     name: str
@@ -81,7 +81,7 @@ class OpContext:
     weight_dtype: str
     activation_dtype: str
     kv_dtype: str
-    dtype_bytes: dict[str, float] = field(default_factory=dict)  # canonical name -> bytes
+    dtype_bytes: Mapping[str, float] = MappingProxyType({})  # canonical name -> bytes
     l2_bytes: int | None = None
     # The recorded instance being modelled (the launching op, every argument's dims, type and
     # role, its own calls and time), when the Top-N has instances: a model that reads it says
