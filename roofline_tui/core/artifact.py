@@ -22,7 +22,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import PurePath
-from typing import Any, ClassVar, Literal, Protocol, TypeGuard, get_args
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -34,52 +34,28 @@ from pydantic import (
     model_validator,
 )
 
+# the spec's closed sets, re-exported (mypy: implicit_reexport for this module)
+from roofline_tui.core.closed_sets import (  # noqa: F401
+    BOUND_TYPES,
+    HEADROOM_CLASSES,
+    BoundType,
+    BytesBasis,
+    Confidence,
+    CorroborationVerdict,
+    E2EVerdict,
+    HeadroomClass,
+    IsolatedVerdict,
+    MeasurementBasis,
+    MemoryRoof,
+    Number,
+    PeaksSource,
+    Regime,
+    RoofAxis,
+    Route,
+    Stage,
+    is_bound_type,
+)
 from roofline_tui.core.empty import empty_dict, empty_list
-
-# ---------------------------------------------------------------- the spec's closed sets
-
-BoundType = Literal["memory", "compute", "latency", "unknown"]
-HeadroomClass = Literal["underperforming", "moderate", "saturated", "unknown"]
-Stage = Literal["A", "B", "C"]
-Confidence = Literal["low", "medium", "high"]
-Regime = Literal["decode", "prefill"]
-RoofAxis = Literal["memory", "compute"]
-Route = Literal[
-    "kernel_tuning",
-    "kernel_occupancy",
-    "byte_reduction",
-    "byte_reduction_or_fusion",
-    "host_side",
-    "low_priority",
-    "pct_order",
-]
-# counters: both axes measured (or the roofline itself); mixed: one axis measured; model: none
-MeasurementBasis = Literal["model", "mixed", "counters"]
-# which measured bytes: both directions, or FETCH_SIZE without WRITE_SIZE (a lower bound)
-BytesBasis = Literal["reads+writes", "reads only"]
-# the memory roof a kernel's bytes are judged against: HBM, or the host link (PCIe / C2C) for a
-# host<->device copy
-MemoryRoof = Literal["hbm", "host_link"]
-CorroborationVerdict = Literal["supports", "contradicts", "neutral"]
-PeaksSource = Literal["table", "derived", "none"]
-# One predicted-vs-actual pair (spec §8.3-§8.4)
-IsolatedVerdict = Literal[
-    "noise", "regression", "contradiction", "at_ceiling", "under_ceiling", "unpredicted"
-]
-E2EVerdict = Literal["noise", "gain", "loss", "unknown"]
-
-# A number kept as the file wrote it (an upstream ``4194304`` stays an int on round-trip).
-Number = int | float
-
-BOUND_TYPES: tuple[str, ...] = get_args(BoundType)
-HEADROOM_CLASSES: tuple[str, ...] = get_args(HeadroomClass)
-
-
-
-def is_bound_type(value: object) -> TypeGuard[BoundType]:
-    """A value read from a file that is one of the spec's bound types."""
-    return isinstance(value, str) and value in BOUND_TYPES
-
 
 DOCTRINE = (
     "roofline_pct measures how well a kernel executes its current algorithm's byte/FLOP budget, "

@@ -7,7 +7,7 @@ decided here, with the constants they use exposed for notes.
 
 from typing import NamedTuple
 
-from roofline_tui.core.artifact import BoundType, HeadroomClass, RoofAxis
+from roofline_tui.core.closed_sets import BoundType, HeadroomClass, RoofAxis
 
 UTIL_BOUND_THRESHOLD = 0.60      # both utils below this → latency-bound (spec §3 step 5)
 LAUNCH_OVERHEAD_S = 5e-6         # launch-overhead scale (spec §3 step 6)

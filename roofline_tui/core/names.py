@@ -26,7 +26,6 @@ step works on megabytes of text.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from roofline_tui.core.lazy_re import lazy_compile
@@ -49,6 +48,8 @@ def cap_name(name: str, limit: int = NAME_CAP) -> str:
     if not isinstance(name, str):
         name = str(name)
     if len(name) > limit:
+        import hashlib  # (OpenSSL: loaded only for a name this long)
+
         digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST_CHARS]
         name = f"{name[: max(limit - _DIGEST_CHARS - 4, 1)]}…#{digest}"
     return name.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(name) else name

@@ -28,11 +28,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 import threading
 import time
@@ -491,6 +489,8 @@ def _fitting(name: str, extra: int, directory: Path) -> str:
     raw = os.fsencode(name)
     if len(raw) + extra <= _name_max(directory):
         return name
+    import hashlib  # (OpenSSL: loaded only for a name this long)
+
     return "h" + hashlib.sha256(raw).hexdigest()[:20]
 
 
@@ -639,7 +639,7 @@ def _new_temp(path: Path) -> tuple[int, str]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{base}{TEMP_TAG}{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        tmp = os.path.join(directory, f".{base}{TEMP_TAG}{os.urandom(4).hex()}{TEMP_SUFFIX}")
         _live_temps.add(tmp)  # before it exists: a signal between create and record leaks none
         try:
             return os.open(tmp, flags, 0o666), tmp
