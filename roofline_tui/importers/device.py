@@ -20,7 +20,6 @@ from typing import Any
 from roofline_tui.core.coerce import integer
 from roofline_tui.core.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 from roofline_tui.core.names import cap_name
-from roofline_tui.core.peaks import load_peak_table, match_product, normalize_arch
 from roofline_tui.core.store import write_new_file
 from roofline_tui.core.textsafe import printable
 
@@ -74,6 +73,10 @@ def identify(name: str | None, props: Mapping[str, Any] | None = None,
     is an arch, from NVIDIA compute capability (``sm_90``), or from the product's section of
     the bundled peak table (``AMD Instinct MI300X`` -> ``gfx942``). The product is the peak
     table's product when the name matches one, else the name as written."""
+    # the peak table (and its models) only when a device is identified: an importer reads its
+    # whole input before it calls this, without the models in memory
+    from roofline_tui.core.peaks import load_peak_table, match_product, normalize_arch
+
     props = dict(props or {})
     clean_name = cap_name(name.strip(), 200) if isinstance(name, str) and name.strip() else None
     arch = normalize_arch(arch_hint) if arch_hint else None

@@ -27,13 +27,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
-from roofline_tui.importers.spread import ChosenBy, RankKernels, attach_spread
+from roofline_tui.importers.device import from_kineto
 from roofline_tui.importers.torch_trace import (
     TorchImport,
     collect,
@@ -50,6 +50,9 @@ _TRACE_SUFFIXES = (".json", ".json.gz")
 _NOT_TRACES = frozenset({"profile_topN.json", "profile_roofline.json", "env_report.json",
                          "config.json", "generation_config.json", "tokenizer_config.json",
                          "execution_details.json"})
+if TYPE_CHECKING:  # (imported by the several-ranks import itself: one trace never needs it)
+    from roofline_tui.importers.spread import ChosenBy, RankKernels
+
 MAX_RANK_FILES = 1024
 MAX_RANK = 1 << 20
 
@@ -181,6 +184,8 @@ def import_ranks(
                            conc=conc, capture_sizes=capture_sizes, captures=captures,
                            discover=discover, progress=progress)
         return RanksImport(result=one, rank=None, chosen_by="", ranks=[], message="")
+    from roofline_tui.importers.spread import RankKernels, attach_spread
+
     _check_named(paths)
     named = [rank_in_path(p) for p in paths]
     if rank is not None and None not in named and rank not in named:
@@ -189,6 +194,8 @@ def import_ranks(
     kept: dict[int, RankKernels] = {}
     best: TorchImport | None = None
     best_rank = -1
+    best_header: dict[str, Any] = {}
+    best_name = ""
     for path in paths:
         col, header = collect(path, progress=progress)
         r = _rank_of(path, header)
@@ -204,8 +211,9 @@ def import_ranks(
             if (r == rank) if rank is not None else slower:
                 best = import_collected(col, header, path, times, top=top, isl=isl, osl=osl,
                                         conc=conc, capture_sizes=capture_sizes,
-                                        captures=captures, discover=discover)
-                best_rank = r
+                                        captures=captures, discover=discover,
+                                        identify_device=False)
+                best_rank, best_header, best_name = r, header, path.name
         except ImportProblem as exc:
             if exc.message.startswith((path.name, _label(path))):
                 raise
@@ -213,6 +221,8 @@ def import_ranks(
         del col, header, times  # the next trace is read without this one in memory
     if best is None:
         raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: {_listing(kept)}")
+    # identified once every trace has been read and dropped (it reads the peak table)
+    best.device_info = from_kineto(best_header, best.device.chosen, best_name)
     ordered = [kept[r] for r in sorted(kept)]
     chosen_by: ChosenBy = "--rank" if rank is not None else "slowest"
     attach_spread(best.doc, best_rank, chosen_by, ordered)

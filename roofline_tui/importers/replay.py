@@ -22,6 +22,7 @@ from roofline_tui.importers.common import ImportProblem
 
 if TYPE_CHECKING:
     from array import array
+    from collections.abc import Sequence
 
     from roofline_tui.importers.torch_trace import _Collector, _Launches, _Shaped, _Step
 
@@ -62,7 +63,7 @@ def _read(paths: list[Path], notes: list[str]) -> list[CaptureFile]:
     return files
 
 
-def join_replays(col: _Collector, rows: array[int], launches: _Launches, shaped: _Shaped,
+def join_replays(col: _Collector, rows: Sequence[int], launches: _Launches, shaped: _Shaped,
                  steps: list[_Step], step_of: array[int], paths: list[Path], *,
                  rank: int | None = None) -> ReplayJoin:
     """Give replayed rows the op signature of their captured launch (``shaped`` is filled in

@@ -17,13 +17,11 @@ from __future__ import annotations
 import csv
 import io
 import re
-import sqlite3
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from roofline_tui.core import store
-from roofline_tui.core.measured.sqlite_ro import open_sqlite_ro
 from roofline_tui.core.textsafe import printable
 
 HEAD_BYTES = 64 * 1024
@@ -137,6 +135,11 @@ def _inflate(raw: bytes) -> bytes:
 
 
 def _sqlite_tables(path: Path) -> frozenset[str]:
+    # only for a file that starts as an SQLite database: the engine's reader is imported here
+    import sqlite3
+
+    from roofline_tui.core.measured.sqlite_ro import open_sqlite_ro
+
     try:
         con, _budget = open_sqlite_ro(path, SQLITE_SNIFF_SECONDS)
     except sqlite3.Error:

@@ -14,18 +14,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from roofline_tui.core import units
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
 from roofline_tui.core.textsafe import md_cell, printable
-from roofline_tui.core.topn_ext import (
-    RankSet,
-    RankSpread,
-    RankTrace,
-    parse_rank_set,
-    parse_rank_spread,
-)
+
+if TYPE_CHECKING:  # the models (pydantic) are imported by the functions that build or read them
+    from roofline_tui.core.topn_ext import RankSpread
 
 MD_MAX_ROWS = 25
 Unit = Literal["rank", "device"]
@@ -45,6 +41,8 @@ class RankKernels:
 
 def spread_of(name: str, ranks: Sequence[RankKernels]) -> RankSpread | None:
     """The kernel's mean time per launch over the ranks that launched it."""
+    from roofline_tui.core.topn_ext import RankSpread
+
     per: dict[int, float] = {}
     for rk in ranks:
         got = rk.kernels.get(name)
@@ -67,6 +65,8 @@ def _us(value: float) -> float:
 def attach_spread(doc: dict[str, Any], rank: int, chosen_by: ChosenBy,
                   ranks: Sequence[RankKernels], unit: Unit = "rank") -> None:
     """Write the rank set on the document and, with two ranks or more, each entry's spread."""
+    from roofline_tui.core.topn_ext import RankSet, RankTrace
+
     traces = [RankTrace(rank=rk.rank, file=rk.file, gpu_time_ms=round(rk.total_us / 1000.0, 4),
                         launches=rk.launches, kernels=len(rk.kernels)) for rk in ranks]
     block = RankSet(rank=rank, unit=unit, chosen_by=chosen_by, traces=traces)
@@ -83,6 +83,8 @@ def attach_spread(doc: dict[str, Any], rank: int, chosen_by: ChosenBy,
 def markdown_lines(doc: dict[str, Any]) -> list[str]:
     """The ``.md`` section on the ranks (or devices): which one the Top-N is, and each entry's
     spread (read back through the extension's own parsers)."""
+    from roofline_tui.core.topn_ext import parse_rank_set, parse_rank_spread
+
     ext = doc.get(EXTENSION_KEY)
     block, _problems = parse_rank_set(ext.get("ranks") if isinstance(ext, dict) else None)
     if block is None:

@@ -48,6 +48,7 @@ import re
 import sys
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ from roofline_tui.core import units
 from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.classify import classify as classify_op
 from roofline_tui.core.classify import stage_in_name
-from roofline_tui.core.coerce import number
+from roofline_tui.core.coerce import MAX_ABS, number
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
@@ -76,6 +77,7 @@ from roofline_tui.importers.common import (
     build_topn,
 )
 from roofline_tui.importers.device import DeviceInfo, from_kineto
+from roofline_tui.importers.jsonstream import _CHUNK as _READ_CHUNK
 from roofline_tui.importers.jsonstream import TraceEventStream
 from roofline_tui.importers.replay import ReplayJoin, join_replays
 from roofline_tui.importers.steps import Group, StepRecord, parse_step_label, phase_aggregates
@@ -190,6 +192,29 @@ def _num(v: Any) -> float | None:
 
 
 _ID_LIMIT = 1 << 62  # ids must fit the typed arrays
+# Arrays of positions and interned ids (below a count of events, or -1) take 4 bytes an item
+# when the count leaves room (half the range: a graph-capture join adds ids later), else 8.
+_SMALL_INDEX = "i" if array("i").itemsize >= 4 else "l"
+_SMALL_LIMIT = 1 << 30
+
+
+def _index_code(count: int) -> str:
+    """The typecode of an array holding -1 or indexes below about ``count``."""
+    return _SMALL_INDEX if count < _SMALL_LIMIT else "q"
+
+
+def _every(positions: Sequence[int], n: int) -> bool:
+    """Whether ``positions`` is every position below ``n``, in order (``range(n)``): loops
+    then walk the arrays themselves instead of indexing them."""
+    return isinstance(positions, range) and positions == range(n)
+
+
+def _rows_of(values: array[int], wanted: int) -> Sequence[int]:
+    """The positions in ``values`` holding ``wanted``: a ``range`` when every one does (a trace
+    of one device: no array at all), else a typed array."""
+    if values.count(wanted) == len(values):
+        return range(len(values))
+    return array("q", (i for i, v in enumerate(values) if v == wanted))
 
 
 def _as_int(v: Any) -> int | None:
@@ -327,6 +352,7 @@ def _clean_types(types: Any) -> list[str]:
 # what the collector does with an event, by its lower-cased category
 _GPU, _LAUNCH, _CPU_OP, _STEP, _MODULE, _FLOW, _OTHER = range(7)  # _FLOW and _OTHER last
 _NO_ARGS: dict[str, Any] = {}
+_FAST_MAX = MAX_ABS  # what the coercer takes as a number (core.coerce.number)
 _MISS = object()
 _CACHE_ITEMS = 4096
 _SIG_CACHE_CHARS = 1 << 22  # characters of raw cpu_op signatures kept as cache keys, in all
@@ -448,6 +474,181 @@ class _Collector:
 
     def add(self, ev: Any) -> None:
         self.events += 1
+        self._add(ev)
+
+    def add_batch(self, batch: list[Any]) -> None:
+        """The events of ``batch``, in order: what :meth:`add` does for each, with the common
+        shapes (a kernel, a launch call or a cpu_op whose fields are plain values, of a thread,
+        category, name and signature seen before) handled inline. Anything else, and anything a
+        check here does not take (a key missing included: the fields are read by subscript,
+        which is cheaper than ``get``), goes to :meth:`_add` (or, its category counted, to
+        :meth:`_add_kind`) whole, before this loop has changed anything else for that event, so
+        each event is handled exactly once, in order."""
+        self.events += len(batch)
+        lim, big = _ID_LIMIT, _FAST_MAX
+        cat_kinds, categories, tid_ids = self._cat_kinds, self.categories, self.tid_ids
+        launch_kinds, stages, sig_cache = self._launch_kinds, self._stages, self._sig_cache
+        sig_ids, name_ids, dumps = self.sig_ids, self.name_ids, orjson.dumps
+        g_dev, g_name, g_corr, g_ext = (self.g_dev.append, self.g_name.append,
+                                        self.g_corr.append, self.g_ext.append)
+        g_ts, g_dur, g_stream, g_geom = (self.g_ts.append, self.g_dur.append,
+                                         self.g_stream.append, self.g_geom.append)
+        r_corr, r_tid, r_ts = self.r_corr.append, self.r_tid.append, self.r_ts.append
+        c_tid, c_ts, c_end, c_ext, c_sig = (self.c_tid.append, self.c_ts.append,
+                                            self.c_end.append, self.c_ext.append,
+                                            self.c_sig.append)
+        slow, rest = self._add, self._add_kind
+        runtime = launches = graphs = cpu_ops = 0
+        # the thread of the last launch or cpu_op (int pid and tid): the next is most often on
+        # the same one (an id, once given, never changes)
+        last_pid: int | None = None
+        last_tid: int | None = None
+        last_thread = -1
+        for ev in batch:
+            if ev.__class__ is not dict:
+                slow(ev)
+                continue
+            try:  # (only str keys are cached: any other category is not found)
+                low, kind = cat_kinds[ev["cat"]]
+            except (KeyError, TypeError):  # no category, one not cached yet, or unhashable
+                slow(ev)
+                continue
+            try:
+                categories[low] += 1
+            except KeyError:
+                if len(categories) < 64:
+                    categories[low] = 1
+            if kind > _CPU_OP:
+                rest(ev, low, kind)
+                continue
+            # from here a missing key (KeyError) hands the event to _add_kind: nothing below
+            # changes the collector before the last key is read
+            try:
+                args = ev["args"]
+                if ev["ph"] != "X" or args.__class__ is not dict:
+                    rest(ev, low, kind)
+                    continue
+                # ts and dur: finite numbers (an int as its float), dur not negative
+                ts = ev["ts"]
+                if ts.__class__ is float:
+                    if not -big <= ts <= big:
+                        ts = None
+                elif ts.__class__ is int and -big <= ts <= big:
+                    ts = float(ts)
+                else:
+                    ts = None
+                if kind == _LAUNCH:
+                    name = ev["name"]
+                    corr = args["correlation"]
+                    pid, tid = ev["pid"], ev["tid"]
+                    if (ts is None or name.__class__ is not str or pid.__class__ is not int
+                            or tid.__class__ is not int or corr.__class__ is not int
+                            or not -lim < corr < lim):
+                        rest(ev, low, kind)
+                        continue
+                    how = launch_kinds[name]
+                    if pid != last_pid or tid != last_tid:
+                        last_thread = tid_ids[(pid, tid)]
+                        last_pid, last_tid = pid, tid
+                    thread = last_thread
+                    runtime += 1
+                    if how == 2:
+                        graphs += 1
+                        self.graph_corr.add(corr)
+                    elif how == 1:
+                        launches += 1
+                    r_corr(corr)
+                    r_tid(thread)
+                    r_ts(ts)
+                    continue
+                dur = ev["dur"]
+                if dur.__class__ is float:
+                    if not 0 <= dur <= big:
+                        dur = None
+                elif dur.__class__ is int and 0 <= dur <= big:
+                    dur = float(dur)
+                else:
+                    dur = None
+                if ts is None or dur is None:
+                    rest(ev, low, kind)
+                    continue
+                if kind == _GPU:
+                    name = ev["name"]
+                    dev = args["device"]
+                    corr = args["correlation"]
+                    ext = args.get("External id")
+                    if ext is None and args.get("external id") is None:
+                        ext = -1
+                    if (name.__class__ is not str or dev.__class__ is not int
+                            or not -lim < dev < lim or corr.__class__ is not int
+                            or not -lim < corr < lim or ext.__class__ is not int
+                            or not -lim < ext < lim):
+                        rest(ev, low, kind)
+                        continue
+                    stream = args.get("stream")
+                    grid = args.get("grid")
+                    block = args.get("block") if grid is not None else None
+                    g_stream(stream if stream.__class__ is int and 0 <= stream < lim else -1)
+                    g_geom(-1 if grid is None else self.geom_id(grid, block))
+                    name_id = name_ids.get(name)
+                    g_dev(dev)
+                    g_name(name_id if name_id is not None else self._name_id(name))
+                    g_corr(corr)
+                    g_ext(ext)
+                    g_ts(ts)
+                    g_dur(dur)
+                    continue
+                # a cpu_op: inline only when its name states no MoE stage (cached), and its
+                # signature's raw form is cached (see _signature)
+                op = ev["name"]
+                if op.__class__ is not str or stages[op] != 0:
+                    rest(ev, low, kind)
+                    continue
+                raw_dims = args.get("Input Dims")
+                if raw_dims is None:
+                    raw_dims = args.get("Input dims")
+                if raw_dims.__class__ is not list or not raw_dims:
+                    cpu_ops += 1  # no dims: nothing to attach
+                    continue
+                ext = args.get("External id")
+                if ext is None and args.get("external id") is None:
+                    ext = -1
+                pid, tid = ev["pid"], ev["tid"]
+                if (pid.__class__ is not int or tid.__class__ is not int
+                        or ext.__class__ is not int or not -lim < ext < lim):
+                    rest(ev, low, kind)
+                    continue
+                try:
+                    raw_key = dumps((op, raw_dims, args.get("Input type")))
+                except Exception:  # noqa: BLE001 - _signature decides what such a value is
+                    rest(ev, low, kind)
+                    continue
+                # (a key holding "null" is never cached as bytes: _signature keys that triple
+                # by its repr, so the lookup below misses and _signature takes it)
+                hit = sig_cache[raw_key]
+                if pid != last_pid or tid != last_tid:
+                    last_thread = tid_ids[(pid, tid)]
+                    last_pid, last_tid = pid, tid
+                thread = last_thread
+            except KeyError:
+                rest(ev, low, kind)
+                continue
+            cpu_ops += 1
+            if hit is None:
+                continue  # neither dims nor a 0-dim tensor: nothing to attach
+            i = sig_ids.get(hit.key)
+            c_tid(thread)
+            c_ts(ts)
+            c_end(ts + dur)
+            c_ext(ext)
+            c_sig(i if i is not None else self.sig_id(hit))
+        self.runtime_events += runtime
+        self.launch_calls += launches
+        self.graph_launches += graphs
+        self.cpu_ops += cpu_ops
+
+    def _add(self, ev: Any) -> None:
+        """One event (already counted in ``events``)."""
         if not isinstance(ev, dict):
             return
         cat = ev.get("cat")
@@ -465,6 +666,10 @@ class _Collector:
         except KeyError:
             if len(self.categories) < 64:
                 self.categories[cat] = 1
+        self._add_kind(ev, cat, kind)
+
+    def _add_kind(self, ev: dict[str, Any], cat: str, kind: int) -> None:
+        """One event whose category (lower-cased: ``cat``, its ``kind``) is counted."""
         ph = ev.get("ph", "X")
         if ph != "X":
             if kind == _FLOW and ph == "s":
@@ -482,34 +687,7 @@ class _Collector:
             args = _NO_ARGS
         # ids: a plain int in range is taken as it is; anything else goes through _as_int
         if kind == _GPU:
-            ts, dur = number(ev.get("ts"), text=False), number(ev.get("dur"), text=False)
-            name = ev.get("name")
-            if ts is None or dur is None or dur < 0 or not isinstance(name, str):
-                self.skipped_gpu += 1
-                return
-            dev = args.get("device")
-            if dev.__class__ is not int or not -_ID_LIMIT < dev < _ID_LIMIT:
-                dev = _as_int(dev)
-                if dev is None:
-                    dev = _as_int(ev.get("pid"))
-            corr = args.get("correlation")
-            if corr.__class__ is not int or not -_ID_LIMIT < corr < _ID_LIMIT:
-                corr = _as_int(corr)
-            ext = args.get("External id")
-            if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
-                ext = _as_int(_arg(args, "External id"))
-            stream = args.get("stream")
-            self.g_stream.append(stream if stream.__class__ is int and 0 <= stream < _ID_LIMIT
-                                 else -1)
-            grid = args.get("grid")
-            self.g_geom.append(-1 if grid is None else self.geom_id(grid, args.get("block")))
-            name_id = self.name_ids.get(name)
-            self.g_dev.append(dev if dev is not None else -1)
-            self.g_name.append(name_id if name_id is not None else self._name_id(name))
-            self.g_corr.append(corr if corr is not None else -1)
-            self.g_ext.append(ext if ext is not None else -1)
-            self.g_ts.append(ts)
-            self.g_dur.append(dur)
+            self._add_gpu(ev, args)
         elif kind == _LAUNCH:
             self._add_launch(ev, args)
         elif kind == _CPU_OP:
@@ -518,6 +696,37 @@ class _Collector:
             self._add_step(ev, args, cat)
         else:
             self._add_module(ev)
+
+    def _add_gpu(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
+        """A GPU event (kernel, memcpy, memset) as a row of the ``g_*`` arrays."""
+        ts, dur = number(ev.get("ts"), text=False), number(ev.get("dur"), text=False)
+        name = ev.get("name")
+        if ts is None or dur is None or dur < 0 or not isinstance(name, str):
+            self.skipped_gpu += 1
+            return
+        dev = args.get("device")
+        if dev.__class__ is not int or not -_ID_LIMIT < dev < _ID_LIMIT:
+            dev = _as_int(dev)
+            if dev is None:
+                dev = _as_int(ev.get("pid"))
+        corr = args.get("correlation")
+        if corr.__class__ is not int or not -_ID_LIMIT < corr < _ID_LIMIT:
+            corr = _as_int(corr)
+        ext = args.get("External id")
+        if ext.__class__ is not int or not -_ID_LIMIT < ext < _ID_LIMIT:
+            ext = _as_int(_arg(args, "External id"))
+        stream = args.get("stream")
+        self.g_stream.append(stream if stream.__class__ is int and 0 <= stream < _ID_LIMIT
+                             else -1)
+        grid = args.get("grid")
+        self.g_geom.append(-1 if grid is None else self.geom_id(grid, args.get("block")))
+        name_id = self.name_ids.get(name)
+        self.g_dev.append(dev if dev is not None else -1)
+        self.g_name.append(name_id if name_id is not None else self._name_id(name))
+        self.g_corr.append(corr if corr is not None else -1)
+        self.g_ext.append(ext if ext is not None else -1)
+        self.g_ts.append(ts)
+        self.g_dur.append(dur)
 
     def _add_launch(self, ev: dict[str, Any], args: dict[str, Any]) -> None:
         self.runtime_events += 1
@@ -795,7 +1004,7 @@ def _other_format(path: Path) -> str | None:
     return None
 
 
-def collect(path: Path, *, chunk: int = 1 << 20,
+def collect(path: Path, *, chunk: int = _READ_CHUNK,
             progress: bool = True) -> tuple[_Collector, dict[str, Any]]:
     """Stream ``path`` once; returns the collector and the trace's top-level header."""
     path = Path(path)
@@ -822,13 +1031,12 @@ def collect(path: Path, *, chunk: int = 1 << 20,
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
         try:
-            add = col.add
+            add = col.add_batch
             # decoded JSON holds no cycles and the events die young: the cyclic collector
             # only costs time while the trace is read, so it is paused until then
             with collector_paused():
                 for batch in stream.event_batches():
-                    for ev in batch:
-                        add(ev)
+                    add(batch)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
                                 f"({exc})") from None
@@ -852,8 +1060,14 @@ def collect(path: Path, *, chunk: int = 1 << 20,
 
 def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
     per: dict[int, float] = {}
-    for d, dur in zip(col.g_dev, col.g_dur, strict=True):
-        per[d] = per.get(d, 0.0) + dur
+    if col.g_dev and col.g_dev.count(col.g_dev[0]) == len(col.g_dev):  # one device
+        t = 0.0
+        for dur in col.g_dur:  # (added in order, as below)
+            t += dur
+        per[col.g_dev[0]] = t
+    else:
+        for d, dur in zip(col.g_dev, col.g_dur, strict=True):
+            per[d] = per.get(d, 0.0) + dur
     if not per:
         raise ImportProblem("no GPU events (kernel/gpu_memcpy/gpu_memset) in the trace")
     listing = ", ".join(f"{d} ({units.millis(t / 1000.0)})" for d, t in sorted(per.items()))
@@ -873,23 +1087,27 @@ def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
     return DeviceChoice(chosen, per, msg)
 
 
-def _spans_in_order(c_ts: array[float], c_end: array[float], spans: array[int]) -> bool:
+def _spans_in_order(c_ts: array[float], c_end: array[float], spans: Sequence[int]) -> bool:
     """Whether ``spans`` already run by start, and by end from the latest among equal starts
     (what a trace written in time order gives): then sorting would leave them as they are."""
     prev_ts = prev_end = 0.0
     first = True
-    for j in spans:
-        ts = c_ts[j]
-        if not first and (ts < prev_ts or (ts == prev_ts and c_end[j] > prev_end)):
+    pairs: Iterable[tuple[float, float]] = (
+        zip(c_ts, c_end) if _every(spans, len(c_ts)) else ((c_ts[j], c_end[j]) for j in spans))
+    for ts, end in pairs:
+        if not first and (ts < prev_ts or (ts == prev_ts and end > prev_end)):
             return False
-        prev_ts, prev_end, first = ts, c_end[j], False
+        prev_ts, prev_end, first = ts, end, False
     return True
 
 
-def _queries_in_order(q_ts: array[float], queries: array[int]) -> bool:
+def _queries_in_order(q_ts: array[float], queries: Sequence[int],
+                      skip: frozenset[int] = frozenset()) -> bool:
     prev = -math.inf
-    for p in queries:
-        t = q_ts[p]
+    times: Iterable[float] = (
+        q_ts if _every(queries, len(q_ts)) and not skip
+        else (q_ts[p] for p in queries if p not in skip))
+    for t in times:
         if t < prev:
             return False
         prev = t
@@ -897,27 +1115,37 @@ def _queries_in_order(q_ts: array[float], queries: array[int]) -> bool:
 
 
 def _innermost(c_ts: array[float], c_end: array[float], spans: Sequence[int],
-               q_ts: array[float], queries: Sequence[int], out: array[int]) -> None:
-    """For each query position ``p`` (time ``q_ts[p]``) store in ``out[p]`` the index ``j`` of the
-    innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Spans and queries are taken in
-    time order: sorted copies, unless already in it (typed arrays then, a machine word each)."""
-    if not isinstance(spans, array) or not _spans_in_order(c_ts, c_end, spans):
+               q_ts: array[float], queries: Sequence[int], out: array[int],
+               skip: frozenset[int] = frozenset()) -> None:
+    """For each query position ``p`` (time ``q_ts[p]``; none of ``skip``) store in ``out[p]`` the
+    index ``j`` of the innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Spans and
+    queries are taken in time order: sorted copies, unless already in it (typed arrays or
+    ranges then, a machine word each or nothing)."""
+    if not isinstance(spans, (array, range)) or not _spans_in_order(c_ts, c_end, spans):
         spans = sorted(spans, key=c_end.__getitem__, reverse=True)
         spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) first
-    if not isinstance(queries, array) or not _queries_in_order(q_ts, queries):
-        queries = sorted(queries, key=q_ts.__getitem__)
+    if not isinstance(queries, (array, range)) or not _queries_in_order(q_ts, queries, skip):
+        queries = sorted((p for p in queries if p not in skip), key=q_ts.__getitem__)
+        skip = frozenset()
     # the spans' starts and ends in that order (typed arrays: a machine word per span, not a
-    # float object); the stack holds positions in it
-    s_start = array("d", [0.0]) * len(spans)
-    s_end = array("d", [0.0]) * len(spans)
-    for k, j in enumerate(spans):
-        s_start[k] = c_ts[j]
-        s_end[k] = c_end[j]
+    # float object); the stack holds positions in it. Every span in index order (one thread):
+    # the arrays themselves
+    if isinstance(spans, range) and spans == range(len(c_ts)) and len(c_end) == len(c_ts):
+        s_start, s_end = c_ts, c_end
+    else:
+        s_start = array("d", [0.0]) * len(spans)
+        s_end = array("d", [0.0]) * len(spans)
+        for k, j in enumerate(spans):
+            s_start[k] = c_ts[j]
+            s_end[k] = c_end[j]
     stack: list[int] = []
     si = 0
     n_spans = len(spans)
-    for p in queries:
-        t = q_ts[p]
+    each: Iterable[tuple[int, float]] = (
+        enumerate(q_ts) if _every(queries, len(q_ts)) else ((p, q_ts[p]) for p in queries))
+    for p, t in each:
+        if skip and p in skip:
+            continue
         while si < n_spans and s_start[si] <= t:
             start = s_start[si]
             while stack and s_end[stack[-1]] < start:
@@ -926,35 +1154,63 @@ def _innermost(c_ts: array[float], c_end: array[float], spans: Sequence[int],
             si += 1
         while stack and s_end[stack[-1]] < t:
             stack.pop()
-        # spans may overlap without nesting; search down for one that encloses t
-        for k in reversed(stack):
-            if s_end[k] >= t:
-                out[p] = spans[k]
-                break
+        # spans may overlap without nesting: the top of the stack is now the innermost span
+        # still open at t (every span above it ended before t and was popped)
+        if stack:
+            out[p] = spans[stack[-1]]
+
+
+_SKIP_MAX = 1024  # rows without a launch skipped by position in a one-thread join
 
 
 def _innermost_by_thread(q_tid: array[int], q_ts: array[float], s_tid: array[int],
                          s_ts: array[float], s_end: array[float]) -> array[int]:
     """For each query ``p`` (thread ``q_tid[p]``, -1 when unknown, at time ``q_ts[p]``) the index
     of the innermost span of the same thread (``s_tid``/``s_ts``/``s_end``) enclosing it, else
-    -1. Queries and spans are grouped by thread in one pass each."""
-    out = array("q", [-1]) * len(q_tid)
-    queries_of: dict[int, array[int]] = {}
-    for p, tid in enumerate(q_tid):
-        if tid >= 0:
-            queries = queries_of.get(tid)
-            if queries is None:
-                queries_of[tid] = array("q", (p,))
-            else:
-                queries.append(p)
-    spans_of: dict[int, array[int]] = {tid: array("q") for tid in queries_of}
-    for j, tid in enumerate(s_tid):
-        spans = spans_of.get(tid)
-        if spans is not None:
-            spans.append(j)
+    -1. Queries and spans are grouped by thread in one pass each (none when all are on one
+    thread: a range then)."""
+    n = len(q_tid)
+    out = array(_index_code(len(s_tid)), [-1]) * n
+    queries_of: dict[int, Sequence[int]] = {}
+    # one launching thread (a few rows without a launch, -1, aside): every position, those
+    # few skipped
+    skip: frozenset[int] = frozenset()
+    one = max(q_tid, default=-1)
+    unknown = q_tid.count(-1) if one >= 0 else 0
+    if one >= 0 and unknown <= _SKIP_MAX and q_tid.count(one) + unknown == n:
+        queries_of[one] = range(n)
+        holes, at = [], 0
+        for _ in range(unknown):
+            at = q_tid.index(-1, at)
+            holes.append(at)
+            at += 1
+        skip = frozenset(holes)
+    else:
+        code = _index_code(n)
+        by_tid: dict[int, array[int]] = {}
+        for p, tid in enumerate(q_tid):
+            if tid >= 0:
+                queries = by_tid.get(tid)
+                if queries is None:
+                    by_tid[tid] = array(code, (p,))
+                else:
+                    queries.append(p)
+        queries_of.update(by_tid)
+    spans_of: dict[int, Sequence[int]] = {}
+    only = next(iter(queries_of)) if len(queries_of) == 1 else None
+    if only is not None and s_tid.count(only) == len(s_tid):
+        spans_of[only] = range(len(s_tid))
+    else:
+        code = _index_code(len(s_tid))
+        grouped: dict[int, array[int]] = {tid: array(code) for tid in queries_of}
+        for j, tid in enumerate(s_tid):
+            spans = grouped.get(tid)
+            if spans is not None:
+                spans.append(j)
+        spans_of.update(grouped)
     for tid in sorted(queries_of):
         if spans_of[tid]:
-            _innermost(s_ts, s_end, spans_of[tid], q_ts, queries_of[tid], out)
+            _innermost(s_ts, s_end, spans_of[tid], q_ts, queries_of[tid], out, skip)
     return out
 
 
@@ -974,6 +1230,15 @@ def _fill_launches(first: dict[int, int] | array[int], more: dict[int, list[int]
     such launch (rows that already have one keep it). ``first``: the first row of each id, a
     dict or an array indexed by the id (-1: none)."""
     out_tid, out_ts = out.tid, out.ts
+    if isinstance(first, array) and not more:  # the common case: one loop, nothing else
+        top = len(first)
+        for corr, tid, ts in zip(corrs, tids, tss, strict=True):
+            if 0 <= corr < top:
+                p = first[corr]
+                if p >= 0 and out_tid[p] < 0:
+                    out_tid[p] = tid
+                    out_ts[p] = ts
+        return
     if isinstance(first, array):
         top = len(first)
         found = ((first[corr] if 0 <= corr < top else -1, corr, tid, ts)
@@ -995,23 +1260,27 @@ def _fill_launches(first: dict[int, int] | array[int], more: dict[int, list[int]
                     out_ts[q] = ts
 
 
-def _find_launches(col: _Collector, rows: array[int]) -> _Launches:
+def _find_launches(col: _Collector, rows: Sequence[int]) -> _Launches:
     """Link each GPU row to its launch: the runtime event with the same ``correlation``; else
     the ``ac2g``/``async`` flow start with that id (traces whose runtime events were cut)."""
     n = len(rows)
-    out = _Launches(array("q", [-1]) * n, array("d", [0.0]) * n, array("b", [0]) * n)
+    out = _Launches(array(_index_code(len(col.tid_ids)), [-1]) * n, array("d", [0.0]) * n,
+                    array("b", [0]) * n)
     g_corr = col.g_corr
+    every = isinstance(rows, range) and rows == range(len(g_corr))  # each row, in order
+    corrs: Iterable[int] = g_corr if every else (g_corr[i] for i in rows)
     # the row of each correlation id (ids below 0 match no launch); rows sharing an id
     # after the first are listed apart, which real traces never need. Ids are counters from
     # 0 in real traces: when they stay below a few times the rows, an array indexed by the id
     # holds them (a machine word each), else a dict
     first: dict[int, int] | array[int]
     more: dict[int, list[int]] = {}
-    high = max((g_corr[i] for i in rows), default=-1)
+    high = max(corrs, default=-1)
+    if not every:
+        corrs = (g_corr[i] for i in rows)
     if high < 4 * n + 4096:
-        first = dense = array("q", [-1]) * (high + 1)
-        for p, i in enumerate(rows):
-            corr = g_corr[i]
+        first = dense = array(_index_code(n), [-1]) * (high + 1)
+        for p, corr in enumerate(corrs):
             if corr < 0:
                 continue
             if dense[corr] < 0:
@@ -1021,8 +1290,7 @@ def _find_launches(col: _Collector, rows: array[int]) -> _Launches:
     else:
         sparse: dict[int, int] = {}
         first = sparse
-        for p, i in enumerate(rows):
-            corr = g_corr[i]
+        for p, corr in enumerate(corrs):
             if corr < 0:
                 continue
             if sparse.setdefault(corr, p) != p:
@@ -1058,7 +1326,8 @@ class _Shaped:
     event: array[int]
 
 
-def _module_paths(col: _Collector, rows: array[int], launches: _Launches, shaped: _Shaped) -> None:
+def _module_paths(col: _Collector, rows: Sequence[int], launches: _Launches,
+                  shaped: _Shaped) -> None:
     """The module path of each launch: the innermost ``nn.Module`` call around it on the
     launching thread, with its enclosing calls (the last :data:`_MODULE_DEPTH`), e.g.
     ``Qwen2DecoderLayer/Qwen2MLP/Linear``."""
@@ -1085,7 +1354,7 @@ def _module_paths(col: _Collector, rows: array[int], launches: _Launches, shaped
             module[p] = path_of[j]
 
 
-def _launching_ops(col: _Collector, rows: array[int], launches: _Launches) -> _Shaped:
+def _launching_ops(col: _Collector, rows: Sequence[int], launches: _Launches) -> _Shaped:
     """The launching op of each row: the innermost shape-carrying ``cpu_op`` on the launch's
     thread enclosing the launch; else the ``cpu_op`` with the kernel's ``External id``.
 
@@ -1093,21 +1362,32 @@ def _launching_ops(col: _Collector, rows: array[int], launches: _Launches) -> _S
     per launch."""
     n = len(rows)
     g_ext, g_geom = col.g_ext, col.g_geom
-    out = _Shaped(array("q", [-1]) * n, array("b", [HOW_NONE]) * n,
-                  array("q", (g_geom[i] for i in rows)), array("q", [-1]) * n,
-                  array("q", [-1]) * n)
+    every = isinstance(rows, range) and rows == range(len(g_geom))
+    out = _Shaped(array(_index_code(len(col.sigs)), [-1]) * n, array("b", [HOW_NONE]) * n,
+                  array(_index_code(_MAX_GEOMS), g_geom if every else (g_geom[i] for i in rows)),
+                  array(_index_code(len(col.modules)), [-1]) * n,
+                  array(_index_code(len(col.c_ts)), [-1]) * n)
     if not n or not col.c_sig:
         return out
     span_of = _innermost_by_thread(launches.tid, launches.ts, col.c_tid, col.c_ts, col.c_end)
     c_sig = col.c_sig
-    sig_of, how, event = out.sig, out.how, out.event
-    for p, j in enumerate(span_of):
-        if j >= 0:
-            sig_of[p] = c_sig[j]
-            how[p] = HOW_ENCLOSING
-            event[p] = j
+    sig_of, how = out.sig, out.how
+    if span_of.typecode == out.event.typecode:
+        out.event = span_of  # the launching event of each row is the span found (-1: none)
+        for p, j in enumerate(span_of):
+            if j >= 0:
+                sig_of[p] = c_sig[j]
+                how[p] = HOW_ENCLOSING
+    else:
+        for p, j in enumerate(span_of):
+            if j >= 0:
+                sig_of[p] = c_sig[j]
+                how[p] = HOW_ENCLOSING
+                out.event[p] = j
+    event = out.event
     del span_of
-    missing = {g_ext[i] for i, sig in zip(rows, sig_of, strict=True) if sig < 0 and g_ext[i] >= 0}
+    exts: Iterable[int] = g_ext if every else (g_ext[i] for i in rows)
+    missing = {ext for ext, sig in zip(exts, sig_of, strict=True) if sig < 0 and ext >= 0}
     if missing:
         by_ext: dict[int, int] = {}
         for j, ext in enumerate(col.c_ext):
@@ -1123,21 +1403,25 @@ def _launching_ops(col: _Collector, rows: array[int], launches: _Launches) -> _S
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int], top: array[int],
+def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int],
+                   top: Sequence[int],
                    shaped: _Shaped, launches: _Launches) -> None:
     """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs`` (their row positions:
     ``top``): the distinct shape sets, most launches first (at most ``MAX_SHAPES``), and the
     tensor types they carry."""
-    g_name = col.g_name
+    g_name, sig_of, graph = col.g_name, shaped.sig, launches.graph
     counts: dict[tuple[int, int], int] = {}
     replayed: dict[int, int] = {}
-    for p in top:
-        nid = g_name[rows[p]]
-        sig = shaped.sig[p]
+    each: Iterable[tuple[int, int, int]]
+    if _every(rows, len(g_name)) and _every(top, len(rows)):
+        each = zip(g_name, sig_of, graph)
+    else:
+        each = ((g_name[rows[p]], sig_of[p], graph[p]) for p in top)
+    for nid, sig, replay in each:
         if sig >= 0:
             key = (nid, sig)
             counts[key] = counts.get(key, 0) + 1
-        elif launches.graph[p]:
+        elif replay:
             replayed[nid] = replayed.get(nid, 0) + 1
     for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         agg = aggs[name_id]
@@ -1154,8 +1438,8 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int]
                          "gives them: --capture)")
 
 
-def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[int],
-                      top: array[int],
+def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int],
+                      top: Sequence[int],
                       shaped: _Shaped, phase_of: array[int]) -> None:
     """One instance per (kernel, launching op signature, geometry, how found): its calls, time
     and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
@@ -1163,12 +1447,15 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[i
     # the kernels each launching-op event launched, for the events that launched several;
     # events are numbered densely from 0 (captured ones past the trace's), so the first
     # kernel of each is kept in a typed array indexed by the event (-1: none yet)
-    first = array("q", [-1]) * (max(shaped.event, default=-1) + 1)
+    first = array(_index_code(len(col.names)), [-1]) * (max(shaped.event, default=-1) + 1)
     multi: dict[int, list[int]] = {}
-    for p, ev in enumerate(shaped.event):
+    every = _every(rows, len(g_name))
+    launched: Iterable[tuple[int, int]] = (
+        zip(shaped.event, g_name) if every
+        else ((ev, g_name[rows[p]]) for p, ev in enumerate(shaped.event)))
+    for ev, nid in launched:
         if ev < 0:
             continue
-        nid = g_name[rows[p]]
         was = first[ev]
         if was < 0:
             first[ev] = was = nid
@@ -1176,24 +1463,28 @@ def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: array[i
             multi.setdefault(ev, [was]).append(nid)
     del first
     acc: dict[tuple[int, int, int, int, int], list[Any]] = {}
-    for p in top:
-        i = rows[p]
-        nid = g_name[i]
-        key = (nid, shaped.sig[p], shaped.geom[p], shaped.how[p], shaped.module[p])
+    sig_of, geom_of, how_of = shaped.sig, shaped.geom, shaped.how
+    module_of, event_of = shaped.module, shaped.event
+    each: Iterable[tuple[int, float, int, int, int, int, int, int]]
+    if every and _every(top, len(rows)):
+        each = zip(g_name, g_dur, sig_of, geom_of, how_of, module_of, event_of, phase_of)
+    else:
+        each = ((g_name[rows[p]], g_dur[rows[p]], sig_of[p], geom_of[p], how_of[p],
+                 module_of[p], event_of[p], phase_of[p]) for p in top)
+    for nid, dur, sig, geom, how, module, event, ph in each:
+        key = (nid, sig, geom, how, module)
         a = acc.get(key)
         if a is None:
             a = acc[key] = [0, 0.0, {}, {}]
-        dur = g_dur[i]
         a[0] += 1
         a[1] += dur
         if multi:
-            others = multi.get(shaped.event[p])
+            others = multi.get(event)
             if others:
                 seen = a[3]
                 for other in set(others):
                     if other != nid:
                         seen[other] = seen.get(other, 0) + 1
-        ph = phase_of[p]
         if ph >= 0:
             per = a[2].get(ph)
             if per is None:
@@ -1324,14 +1615,34 @@ def _outermost(steps: list[_Step]) -> list[_Step]:
     return out
 
 
-def _join_steps(col: _Collector, device: int, rows: array[int], launches: _Launches
+def _in_order(values: Sequence[float]) -> bool:
+    return all(a <= b for a, b in zip(values, values[1:]))
+
+
+def _steps_by_run(times: array[float], begin: list[float], ends: list[float],
+                  step_of: array[int]) -> None:
+    """``step_of[p] = k`` for the rows whose time lies in step ``k`` (the last step begun at or
+    before it, when the time is before that step's end), with ``times`` and ``begin`` in
+    order: what bisecting ``begin`` for each row gives, one slice per step."""
+    left = bisect.bisect_left
+    n, steps = len(times), len(begin)
+    lo = left(times, begin[0]) if steps else n
+    for k in range(steps):
+        hi = left(times, begin[k + 1], lo) if k + 1 < steps else n
+        cut = left(times, ends[k], lo, hi)
+        if cut > lo:
+            step_of[lo:cut] = array(step_of.typecode, [k]) * (cut - lo)
+        lo = hi
+
+
+def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _Launches
                 ) -> tuple[list[_Step], array[int]]:
     """The step of every row (-1: none). A CPU step annotation owns the kernels whose launch
     (the runtime call with the kernel's correlation, a graph launch included) lies inside its
     span on the same thread: replayed kernels often run after the span has closed, so a
     kernel's own time says nothing. Without CPU annotations, the GPU mirror span around the
     kernel is used. A step's CPU and GPU mirrors are one step."""
-    step_of = array("q", [-1]) * len(rows)
+    step_of = array(_index_code(len(col.steps) + len(col.cpu_steps)), [-1]) * len(rows)
     cpu = _outermost(list(col.cpu_steps))
     gpu = _outermost([s for s in col.steps if s.key in (device, -1)])
     right = bisect.bisect_right
@@ -1341,14 +1652,13 @@ def _join_steps(col: _Collector, device: int, rows: array[int], launches: _Launc
         for k, s in enumerate(cpu):
             by_tid.setdefault(s.key, []).append(k)
         starts = {tid: [cpu[k].ts for k in ks] for tid, ks in by_tid.items()}
-        l_tid, l_ts = launches.tid, launches.ts
-        for p in range(len(rows)):
-            ks = by_tid.get(l_tid[p])
+        cpu_end = [s.end for s in cpu]
+        for p, (tid, lt) in enumerate(zip(launches.tid, launches.ts, strict=True)):
+            ks = by_tid.get(tid)
             if ks is None:
                 continue
-            lt = l_ts[p]
-            k = right(starts[l_tid[p]], lt) - 1
-            if k >= 0 and lt <= cpu[ks[k]].end:
+            k = right(starts[tid], lt) - 1
+            if k >= 0 and lt <= cpu_end[ks[k]]:
                 step_of[p] = ks[k]
                 matched += 1
     if matched or not gpu:
@@ -1357,18 +1667,26 @@ def _join_steps(col: _Collector, device: int, rows: array[int], launches: _Launc
         steps = gpu
         g_ts = col.g_ts
         begin = [s.ts for s in gpu]
-        for p, i in enumerate(rows):
-            ts = g_ts[i]
-            k = right(begin, ts) - 1
-            if k >= 0 and ts < gpu[k].end:
-                step_of[p] = k
-    for k in step_of:
+        ends = [s.end for s in gpu]
+        every = _every(rows, len(g_ts))
+        if every and _in_order(begin) and _queries_in_order(g_ts, rows):
+            # kernels and steps both in time order: each step's kernels are one run of rows,
+            # found by bisecting the kernels' times once per step, not the steps once per row
+            _steps_by_run(g_ts, begin, ends, step_of)
+        else:
+            kernel_ts: Iterable[float] = g_ts if every else (g_ts[i] for i in rows)
+            for p, ts in enumerate(kernel_ts):
+                k = right(begin, ts) - 1
+                if k >= 0 and ts < ends[k]:
+                    step_of[p] = k
+    for k, n in Counter(step_of).items():
         if k >= 0:
-            steps[k].rows += 1
+            steps[k].rows += n
     return steps, step_of
 
 
-def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array[int], top: array[int],
+def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: Sequence[int],
+                   top: Sequence[int],
                    steps: list[_Step], step_of: array[int]
                    ) -> tuple[ServingInfo | None, array[int]]:
     """Per-phase calls, time and M of the kernels in ``aggs`` (row positions ``top``); the
@@ -1377,22 +1695,29 @@ def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: array[int]
     phase_of = array("b", [-1]) * len(rows)
     g_name, g_dur = col.g_name, col.g_dur
     acc: dict[tuple[int, int], list[Any]] = {}
-    for p in top:
-        k = step_of[p]
+    regime_of = [s.regime for s in steps]
+    m_of = [s.m for s in steps]
+    each: Iterable[tuple[int, tuple[int, int, float]]]
+    if _every(rows, len(g_name)) and _every(top, len(rows)):
+        each = enumerate(zip(step_of, g_name, g_dur))
+    else:
+        each = ((p, (step_of[p], g_name[rows[p]], g_dur[rows[p]])) for p in top)
+    for p, (k, nid, dur) in each:
         if k < 0:
             continue
-        step = steps[k]
-        if step.regime < 0:
+        regime = regime_of[k]
+        if regime < 0:
             continue
-        phase_of[p] = step.regime
-        nid = g_name[rows[p]]
-        key = (nid, step.regime)
+        phase_of[p] = regime
+        key = (nid, regime)
         a = acc.get(key)
         if a is None:
             a = acc[key] = [0, 0.0, {}]
         a[0] += 1
-        a[1] += g_dur[rows[p]]
-        a[2][step.m] = a[2].get(step.m, 0) + 1
+        a[1] += dur
+        m = m_of[k]
+        hist = a[2]
+        hist[m] = hist.get(m, 0) + 1
     for (nid, ph), (count, total_us, hist) in acc.items():
         aggs[nid].by_phase[PHASES[ph]] = PhaseAgg(count, total_us, hist)
     counted = [s for s in steps if s.rows and s.regime >= 0]
@@ -1422,14 +1747,17 @@ def import_torch(
     captures: Sequence[Path] | None = None,
     discover: bool = True,
     progress: bool = True,
-    chunk: int = 1 << 20,
+    chunk: int = _READ_CHUNK,
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)
-    return import_collected(col, header, Path(path), kernel_times(col, header, Path(path),
-                                                                  device_index),
-                            top=top, isl=isl, osl=osl, conc=conc, capture_sizes=capture_sizes,
-                            captures=captures, discover=discover)
+    times = kernel_times(col, header, Path(path), device_index)
+    result = import_collected(col, header, Path(path), times, top=top, isl=isl, osl=osl,
+                              conc=conc, capture_sizes=capture_sizes, captures=captures,
+                              discover=discover, identify_device=False)
+    del col, times  # the device is identified (the peak table read) without the trace's arrays
+    result.device_info = from_kineto(header, result.device.chosen, Path(path).name)
+    return result
 
 
 @dataclass
@@ -1460,9 +1788,14 @@ def kernel_times(col: _Collector, header: dict[str, Any], path: Path,
     sums: dict[int, list[Any]] = {}
     total = 0.0
     launches = 0
-    for d, nid, dur in zip(col.g_dev, col.g_name, col.g_dur, strict=True):
-        if d != dev:
-            continue
+    on_dev: Iterable[tuple[int, float]]
+    if col.g_dev.count(dev) == len(col.g_dev):  # one device: every row
+        on_dev = zip(col.g_name, col.g_dur, strict=True)
+    else:
+        on_dev = (
+            (nid, dur) for d, nid, dur in zip(col.g_dev, col.g_name, col.g_dur, strict=True)
+            if d == dev)
+    for nid, dur in on_dev:
         acc = sums.get(nid)
         if acc is None:
             acc = sums[nid] = [0, 0.0]
@@ -1486,8 +1819,12 @@ def import_collected(
     capture_sizes: Iterable[int] | None = None,
     captures: Sequence[Path] | None = None,
     discover: bool = True,
+    identify_device: bool = True,
 ) -> TorchImport:
-    """The Top-N document of a trace already read (:func:`collect`, :func:`kernel_times`)."""
+    """The Top-N document of a trace already read (:func:`collect`, :func:`kernel_times`).
+    ``identify_device=False`` leaves ``device_info`` unset: the caller sets it with
+    :func:`importers.device.from_kineto` once it has dropped the collector (that reads the peak
+    table, whose models need not share the memory with the trace's arrays)."""
     choice, stage_labels = times.choice, times.stage_labels
     dev, total, launches = choice.chosen, times.total_us, times.launches
     aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
@@ -1500,7 +1837,7 @@ def import_collected(
     top_aggs = {n: aggs[n] for n in ranked}
     # every row of the device: the launching ops, the steps and the captures concern them all
     # (the share of GPU time without a launching op is a whole-profile figure)
-    rows = array("q", (i for i, d in enumerate(col.g_dev) if d == dev))
+    rows = _rows_of(col.g_dev, dev)
     launches_of = _find_launches(col, rows)
     shaped = _launching_ops(col, rows, launches_of)
     _module_paths(col, rows, launches_of, shaped)
@@ -1518,7 +1855,12 @@ def import_collected(
         notes.append(f"{len(captures)} graph-capture trace(s) given, but no kernel of this "
                      "trace was replayed from a graph: not used")
     g_name = col.g_name
-    top_pos = array("q", (p for p, i in enumerate(rows) if g_name[i] in top_aggs))
+    top_pos: Sequence[int]
+    if len(top_aggs) == len(aggs):  # every kernel of the device is in the Top-N
+        top_pos = range(len(rows))
+    else:
+        top_pos = array(_index_code(len(rows)),
+                        (p for p, i in enumerate(rows) if g_name[i] in top_aggs))
     _attach_shapes(col, top_aggs, rows, top_pos, shaped, launches_of)
     serving, phase_of = _attach_phases(top_aggs, col, rows, top_pos, steps, step_of)
     _attach_instances(col, top_aggs, rows, top_pos, shaped, phase_of)
@@ -1542,12 +1884,12 @@ def import_collected(
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
                      capture_sizes=capture_sizes, notes=notes, graph_replay=replay,
                      extension=_doc_extension(col, regime, replay_join))
-    info = from_kineto(header, dev, Path(path).name)
+    info = from_kineto(header, dev, Path(path).name) if identify_device else None
     return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
                        device_info=info)
 
 
-def _evidence_notes(col: _Collector, rows: array[int], shaped: _Shaped, launches: _Launches,
+def _evidence_notes(col: _Collector, rows: Sequence[int], shaped: _Shaped, launches: _Launches,
                     step_of: array[int], total_us: float) -> list[str]:
     """What the trace could not say, as profile notes: no cpu_op events at all; the GPU time
     whose kernels have no launching op; the GPU time outside every step."""
@@ -1557,15 +1899,16 @@ def _evidence_notes(col: _Collector, rows: array[int], shaped: _Shaped, launches
                    "or shapes (record with the CPU activity on: ProfilerActivity.CPU)")
     g_dur, sig, graph, l_tid = col.g_dur, shaped.sig, launches.graph, launches.tid
     no_op = replayed = unlaunched = outside = 0.0
-    for p, i in enumerate(rows):  # one pass for every share below
-        dur = g_dur[i]
-        if sig[p] < 0:
+    every = _every(rows, len(g_dur))
+    durs: Iterable[float] = g_dur if every else (g_dur[i] for i in rows)
+    for dur, s, replay, tid, k in zip(durs, sig, graph, l_tid, step_of):  # one pass for all
+        if s < 0:
             no_op += dur
-            if graph[p]:
+            if replay:
                 replayed += dur
-            if l_tid[p] < 0:
+            if tid < 0:
                 unlaunched += dur
-        if step_of[p] < 0:
+        if k < 0:
             outside += dur
     if col.cpu_ops and no_op > 0:
         parts = []
@@ -1581,7 +1924,8 @@ def _evidence_notes(col: _Collector, rows: array[int], shaped: _Shaped, launches
                          "records shapes")
         out.append(f"{100 * no_op / total_us:.1f} % of the GPU time has no launching op with "
                    f"shapes ({'; '.join(parts)})")
-    if (col.cpu_steps or col.steps) and outside < sum(g_dur[i] for i in rows):
+    if (col.cpu_steps or col.steps) and outside < (sum(g_dur) if every
+                                                   else sum(g_dur[i] for i in rows)):
         if outside > 0.0005 * total_us:
             out.append(f"{100 * outside / total_us:.1f} % of the GPU time belongs to no step "
                        "annotation (before or after the profiled steps); it is counted in the "
