@@ -15,18 +15,32 @@ Nothing here raises on bad input: a broken block becomes a problem string, an un
 """
 
 
-import hashlib
 import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from roofline_tui.core.coerce import number
+
+# device names (arch and product keys) live without the models (re-exported: __all__)
+from roofline_tui.core.device_names import (
+    CC_RE,
+    COMPILED_FORMAT,
+    GFX_RE,
+    MAX_PEAKS_BYTES,
+    bundled_path,
+    gfx_from_target_version,
+    match_product,
+    normalize_arch,
+    normalize_product,
+    read_compiled,
+    sized_board_product,
+)
 from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.lazy_re import lazy_compile
@@ -36,7 +50,6 @@ from roofline_tui.core.store import (
     atomic_write_text,
     parse_yaml_text,
     read_bytes,
-    read_json,
     read_text,
 )
 from roofline_tui.core.textsafe import printable
@@ -60,6 +73,7 @@ __all__ = [
     "peak_flops_for",
     "resolve_peaks",
     "roof_for_rate",
+    "sized_board_product",
 ]
 
 
@@ -147,140 +161,6 @@ class Peaks(BaseModel):
             "flops_source": dict(sorted(self.flops_source.items())),
             "compute_check": self.compute_check,
         }
-
-
-# ---------------------------------------------------------------------------------------------
-# names
-
-
-_GFX_RE = lazy_compile(r"gfx[0-9a-f]{3,5}")
-_SM_RE = lazy_compile(r"^(?:sm|compute)[_ ]?(\d{2,3})[a-z]?$")
-_CC_RE = lazy_compile(r"^(\d{1,2})\.(\d)[a-z]?$")
-_TARGET_VERSION_RE = lazy_compile(r"^\d{5,6}$")
-
-_CODENAMES = {
-    "cdna2": "gfx90a",
-    "cdna3": "gfx942",
-    "cdna4": "gfx950",
-    "ampere": "sm_80",
-    "hopper": "sm_90",
-    "blackwell": "sm_100",
-}
-
-
-def _gfx_from_target_version(value: int) -> str | None:
-    """ROCm ``Gfx_Target_Version`` (major*10000 + minor*100 + stepping) -> ``gfxNNN``."""
-    if value < 10000:
-        return None
-    major, minor, step = value // 10000, (value // 100) % 100, value % 100
-    if minor > 15 or step > 15:
-        return None
-    return f"gfx{major}{minor:x}{step:x}"
-
-
-def normalize_arch(name: object) -> str | None:
-    """Canonical arch key: ``gfx950``, ``gfx90a``, ``sm_90``, ``sm_100`` ...
-
-    Accepts ``gfx950:sramecc+:xnack-``, ``amdgcn-amd-amdhsa--gfx942``, ``sm90``, ``sm_90a``,
-    ``compute_90``, a compute capability ``"9.0"`` and a ROCm target version such as ``90500``.
-    Anything else comes back lower-cased and stripped, or ``None`` when empty.
-    """
-    if name is None or isinstance(name, bool):
-        return None
-    if isinstance(name, int):
-        return _gfx_from_target_version(name)
-    if isinstance(name, float):
-        name = f"{name:.1f}"
-    if not isinstance(name, str):
-        return None
-    s = name.strip().lower()
-    if not s:
-        return None
-    m = _GFX_RE.search(s)
-    if m:
-        return m.group(0)
-    s = s.split(":")[0].strip()
-    m = _SM_RE.match(s)
-    if m:
-        return f"sm_{m.group(1)}"
-    m = _CC_RE.match(s)
-    if m:
-        return f"sm_{m.group(1)}{m.group(2)}"
-    if _TARGET_VERSION_RE.match(s):
-        return _gfx_from_target_version(int(s)) or s
-    return _CODENAMES.get(s, s)
-
-
-_VENDOR_WORDS = ("amd", "nvidia", "instinct", "tesla", "radeon", "ai", "pro")
-# Spellings profilers print that the prefix rule below cannot reach, normalised, -> the
-# normalised ``product`` of their peak-table section.
-_PRODUCT_ALIASES = {
-    "a100pcie80gb": "a10080gbpcie",
-    "a10040gbpcie": "a100pcie40gb",
-    "a100sxm80gb": "a100",
-    "a100sxm40gb": "a100sxm440gb",
-    "h100sxm": "h100",
-    "gh200": "gh200480gb",
-    "gh200144ghbm3": "gh200144ghbm3e",
-    "mi250xpackage2gcds": "mi250xpackage",
-}
-# what may follow a product name in a device string and still mean that product
-_PRODUCT_SUFFIX_RE = lazy_compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")
-
-
-def normalize_product(name: object) -> str | None:
-    """``"AMD Instinct MI325X"`` -> ``"mi325x"``; ``"H100 SXM"`` -> ``"h100sxm"``."""
-    if not isinstance(name, str):
-        return None
-    words = re.findall(r"[a-z0-9]+", name.lower())
-    words = [w for w in words if w not in _VENDOR_WORDS]
-    s = "".join(words)
-    return s or None
-
-
-# A100 SXM4 boards that print their board number instead of their memory size
-# (``NVIDIA A100-PG509-200``): the device's memory tells the 40 GB part from the 80 GB one.
-_A100_SXM4_BOARD_RE = lazy_compile(r"^a100pg5\d{5}$")
-_A100_SXM4_BY_MEMORY = (("a100-sxm4-40gb", 40), ("a100", 80))  # (section product, GB)
-
-
-def sized_board_product(name: object, mem_bytes: float | None) -> str | None:
-    """The section product a board-number device name stands for, told apart by the device's
-    memory (``totalGlobalMem``); ``None`` when ``name`` is not such a board or the memory is
-    unknown or fits neither part. 40 GB parts report about 39.4 GiB, 80 GB parts about 79.2."""
-    norm = normalize_product(name)
-    if norm is None or not _A100_SXM4_BOARD_RE.match(norm) or not mem_bytes:
-        return None
-    gb = mem_bytes / 1e9
-    for product, size_gb in _A100_SXM4_BY_MEMORY:
-        if 0.9 * size_gb <= gb <= 1.1 * size_gb:
-            return product
-    return None
-
-
-def match_product(name: object, sections: Iterable[PeakSection]) -> PeakSection | None:
-    """The section whose ``product`` the device/product string names, or ``None``.
-
-    Matching ignores case, spaces, punctuation and vendor words (``NVIDIA``, ``AMD Instinct``);
-    a few spellings are aliased (``A100-PCIE-80GB``); a form-factor/memory suffix (``SXM5``,
-    ``80GB HBM3``, ``OAM``, ``VF``) is tolerated, other suffixes (``PCIe``, ``NVL``) are not,
-    because those parts have different bandwidth and get their own sections.
-    """
-    wanted = normalize_product(name)
-    if not wanted:
-        return None
-    wanted = _PRODUCT_ALIASES.get(wanted, wanted)
-    best: PeakSection | None = None
-    for sec in sections:
-        have = normalize_product(sec.product)
-        if not have:
-            continue
-        if wanted == have:
-            return sec
-        if wanted.startswith(have) and _PRODUCT_SUFFIX_RE.match(wanted[len(have) :]):
-            if best is None or len(have) > len(normalize_product(best.product) or ""):
-                best = sec
-    return best
 
 
 # ---------------------------------------------------------------------------------------------
@@ -503,8 +383,6 @@ def parse_peaks_md(text: str) -> tuple[list[PeakSection], list[str]]:
     return sections, problems
 
 
-# A peak table is a page of prose with a few yaml blocks; anything larger is not one.
-MAX_PEAKS_BYTES = 4 * 1024 * 1024
 
 # parsed tables by (path, size, mtime_ns): the bundled table is parsed once per process, a
 # --peaks file again only when it changes
@@ -535,7 +413,7 @@ def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], 
     unreadable file gives no sections and one problem line.
     """
     if path is None:
-        target: Path | str = _bundled_path()
+        target: Path | str = bundled_path()
         label = "bundled peaks.md"
     else:
         target = Path(path)
@@ -557,29 +435,10 @@ def load_peak_table(path: Path | str | None = None) -> tuple[list[PeakSection], 
     return _parse_cached(key, text, label)
 
 
-def _bundled_path() -> str:
-    """The bundled ``data/peaks.md``: the file beside the package (an installed or editable
-    tree), else where the package's resources say (a zipped install)."""
-    beside = Path(__file__).resolve().parent.parent / "data" / "peaks.md"
-    if beside.is_file():
-        return str(beside)
-    from importlib import resources  # costs a few ms of imports: only when it is needed
-
-    return str(resources.files("roofline_tui").joinpath("data/peaks.md"))
-
-
 # The bundled table, precompiled: its sections as JSON, written on first use to the user's cache
-# directory and keyed by a hash of the table *and* of this module (whose code turns the table
-# into sections), so a changed table or a changed parser never reads a stale file. A start-up
-# then validates the sections (pydantic, as every input) without importing or running YAML.
-_COMPILED_FORMAT = 1
-
-
-def peaks_cache_dir() -> Path:
-    """Where the precompiled bundled table is kept: ``$XDG_CACHE_HOME/roofline_tui`` (else
-    ``~/.cache/roofline_tui``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "roofline_tui"
+# directory (core.device_names.compiled_location: keyed by a hash of the table and of this
+# module, whose code turns the table into sections). A start-up then validates the sections
+# (pydantic, as every input) without importing or running YAML.
 
 
 def _bundled_sections(md_path: Path) -> tuple[list[PeakSection], list[str]] | None:
@@ -588,25 +447,21 @@ def _bundled_sections(md_path: Path) -> tuple[list[PeakSection], list[str]] | No
     when the table itself cannot be read (the caller then says why)."""
     try:
         md = read_bytes(md_path, max_bytes=MAX_PEAKS_BYTES)
-        here = Path(__file__).read_bytes()
+        digest, cache, doc = read_compiled(md)
     except OSError:
         return None
-    digest = hashlib.sha256(md + b"\0" + here).hexdigest()
-    cache = peaks_cache_dir() / f"peaks-{digest[:24]}.json"
-    try:
-        doc = read_json(cache, max_bytes=MAX_PEAKS_BYTES)
-        if (isinstance(doc, dict) and doc.get("format") == _COMPILED_FORMAT
-                and doc.get("sha256") == digest and isinstance(doc.get("sections"), list)
-                and isinstance(doc.get("problems"), list)
-                and all(isinstance(p, str) for p in doc["problems"])):
-            return ([PeakSection.model_validate(sec) for sec in doc["sections"]],
-                    list(doc["problems"]))
-    except (OSError, ValueError):  # ReadProblem, pydantic's ValidationError: rebuilt below
-        pass
+    if doc is not None:
+        try:
+            sections = doc["sections"]
+            assert isinstance(sections, list)
+            return ([PeakSection.model_validate(sec) for sec in sections],
+                    [str(p) for p in doc["problems"]])  # type: ignore[attr-defined]
+        except ValueError:  # pydantic's ValidationError: rebuilt below
+            pass
     sections, problems = parse_peaks_md(md.decode("utf-8", errors="replace"))
     if not sections:
         return None  # nothing worth keeping: the caller parses and says so
-    doc = {"format": _COMPILED_FORMAT, "sha256": digest,
+    doc = {"format": COMPILED_FORMAT, "sha256": digest,
            "sections": [sec.model_dump(mode="json") for sec in sections],
            "problems": problems}
     try:
@@ -724,11 +579,11 @@ def _props_vendor(props: Mapping[str, Any]) -> Literal["amd", "nvidia"] | None:
 def _arch_from_props(props: Mapping[str, Any]) -> str | None:
     for key in _ARCH_KEYS:
         val = props.get(key)
-        if isinstance(val, str) and _GFX_RE.search(val.lower()):
+        if isinstance(val, str) and GFX_RE.search(val.lower()):
             return normalize_arch(val)
     tv = _as_int(props.get("gfxtargetversion"))
     if tv:
-        arch = _gfx_from_target_version(tv)
+        arch = gfx_from_target_version(tv)
         if arch:
             return arch
     if _props_vendor(props) == "nvidia":
@@ -1021,7 +876,7 @@ def _profile_arch(gfx: str | None, props: dict[str, Any], problems: list[str]) -
         and arch.startswith("sm_")
         and vendor == "amd"
         and isinstance(gfx, str)
-        and _CC_RE.match(gfx.strip())
+        and CC_RE.match(gfx.strip())
     ):
         problems.append(
             f"arch {gfx!r} is a compute capability reported by an AMD device, not an NVIDIA "

@@ -18,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.coerce import integer
+
+# names only: the products of the bundled peak table come from its precompiled form, so a
+# trace import loads no models (the table itself, with them, only the first time)
+from roofline_tui.core.device_names import (
+    ProductEntry,
+    bundled_products,
+    match_product,
+    normalize_arch,
+)
 from roofline_tui.core.layout import CONFIG_NAME, ENV_NAME, PARENT_LEVELS
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.store import write_new_file
@@ -65,6 +74,19 @@ def _clean_props(props: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _bundled_products() -> list[ProductEntry]:
+    """The bundled table's (product, arch) pairs, in its order: from the precompiled table, or
+    (none yet, or stale) from the table itself, which writes the precompiled form for next
+    time."""
+    found = bundled_products()
+    if found is not None:
+        return found
+    from roofline_tui.core.peaks import load_peak_table
+
+    sections, _problems = load_peak_table(None)
+    return [ProductEntry(sec.product, sec.gfx) for sec in sections]
+
+
 def identify(name: str | None, props: Mapping[str, Any] | None = None,
              arch_hint: str | None = None, source: str = "") -> DeviceInfo:
     """A :class:`DeviceInfo` from a device name, its properties and/or an arch string.
@@ -73,10 +95,6 @@ def identify(name: str | None, props: Mapping[str, Any] | None = None,
     is an arch, from NVIDIA compute capability (``sm_90``), or from the product's section of
     the bundled peak table (``AMD Instinct MI300X`` -> ``gfx942``). The product is the peak
     table's product when the name matches one, else the name as written."""
-    # the peak table (and its models) only when a device is identified: an importer reads its
-    # whole input before it calls this, without the models in memory
-    from roofline_tui.core.peaks import load_peak_table, match_product, normalize_arch
-
     props = dict(props or {})
     clean_name = cap_name(name.strip(), 200) if isinstance(name, str) and name.strip() else None
     arch = normalize_arch(arch_hint) if arch_hint else None
@@ -86,8 +104,7 @@ def identify(name: str | None, props: Mapping[str, Any] | None = None,
         arch = normalize_arch(clean_name)
     product = None
     if clean_name and not clean_name.lower().startswith("gfx"):
-        sections, _problems = load_peak_table(None)
-        sec = match_product(clean_name, sections)
+        sec = match_product(clean_name, _bundled_products())
         if sec is not None:
             product = sec.product
             arch = arch or sec.gfx
