@@ -193,21 +193,30 @@ def compiled_location(md: bytes) -> tuple[str, Path]:
     return digest, peaks_cache_dir() / f"peaks-{digest[:24]}.json"
 
 
-def read_compiled(md: bytes) -> tuple[str, Path, dict[str, object] | None]:
-    """The precompiled document of ``md`` when its file exists and has the expected shape
-    (format, digest, a list of sections, a list of problem strings), else None with where it
-    goes. Raises OSError only for ``core/peaks.py`` itself unreadable."""
+class Compiled(NamedTuple):
+    """A precompiled table's content, its shape checked (the sections' fields are not)."""
+
+    sections: list[object]
+    problems: list[str]
+
+
+def read_compiled(md: bytes) -> tuple[str, Path, Compiled | None]:
+    """(digest, path, content) of the precompiled form of ``md``; the content is None unless
+    the file exists with the expected shape (format, digest, a list of sections, a list of
+    problem strings). Raises OSError only for ``core/peaks.py`` itself unreadable."""
     digest, cache = compiled_location(md)
     try:
         doc = read_json(cache, max_bytes=MAX_PEAKS_BYTES)
     except (OSError, ValueError):
         return digest, cache, None
-    if (isinstance(doc, dict) and doc.get("format") == COMPILED_FORMAT
-            and doc.get("sha256") == digest and isinstance(doc.get("sections"), list)
-            and isinstance(doc.get("problems"), list)
-            and all(isinstance(p, str) for p in doc["problems"])):
-        return digest, cache, doc
-    return digest, cache, None
+    if not (isinstance(doc, dict) and doc.get("format") == COMPILED_FORMAT
+            and doc.get("sha256") == digest):
+        return digest, cache, None
+    sections, problems = doc.get("sections"), doc.get("problems")
+    if not (isinstance(sections, list) and isinstance(problems, list)
+            and all(isinstance(p, str) for p in problems)):
+        return digest, cache, None
+    return digest, cache, Compiled(sections, problems)
 
 
 class ProductEntry(NamedTuple):
@@ -230,9 +239,7 @@ def bundled_products() -> list[ProductEntry] | None:
     if doc is None:
         return None
     out: list[ProductEntry] = []
-    sections = doc["sections"]
-    assert isinstance(sections, list)
-    for sec in sections:
+    for sec in doc.sections:
         if not isinstance(sec, dict):
             return None
         product, gfx = sec.get("product"), sec.get("gfx")

@@ -452,21 +452,18 @@ def _bundled_sections(md_path: Path) -> tuple[list[PeakSection], list[str]] | No
         return None
     if doc is not None:
         try:
-            sections = doc["sections"]
-            assert isinstance(sections, list)
-            return ([PeakSection.model_validate(sec) for sec in sections],
-                    [str(p) for p in doc["problems"]])  # type: ignore[attr-defined]
+            return [PeakSection.model_validate(sec) for sec in doc.sections], list(doc.problems)
         except ValueError:  # pydantic's ValidationError: rebuilt below
             pass
     sections, problems = parse_peaks_md(md.decode("utf-8", errors="replace"))
     if not sections:
         return None  # nothing worth keeping: the caller parses and says so
-    doc = {"format": COMPILED_FORMAT, "sha256": digest,
+    out = {"format": COMPILED_FORMAT, "sha256": digest,
            "sections": [sec.model_dump(mode="json") for sec in sections],
            "problems": problems}
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(cache, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        atomic_write_text(cache, json.dumps(out, indent=1, sort_keys=True) + "\n")
     except (OSError, ValueError):
         pass  # a read-only home: parsed again next time, nothing else changes
     return sections, problems
