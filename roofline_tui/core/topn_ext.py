@@ -34,7 +34,7 @@ from roofline_tui.core.coerce import integer, number
 from roofline_tui.core.empty import empty_dict, empty_list
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
 from roofline_tui.core.names import cap_name
-from roofline_tui.core.operands import Role
+from roofline_tui.core.operand_roles import Role
 from roofline_tui.core.textsafe import printable
 
 __all__ = [

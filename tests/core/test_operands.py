@@ -17,12 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roofline_tui.core.operand_roles import ROLES, WRITES_KINDS
+from roofline_tui.core.operand_table import TABLE
 from roofline_tui.core.operands import (
     NOT_IN_TABLE,
     POSITIONAL,
-    ROLES,
-    TABLE,
-    WRITES_KINDS,
     OpRoles,
     normalise,
     output_dims,
