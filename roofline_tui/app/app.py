@@ -23,9 +23,9 @@ with collector_paused(freeze=True):
     from textual.app import App, ComposeResult, SystemCommand
     from textual.containers import Horizontal
     from textual.screen import Screen
-    from textual.widgets import DataTable, Input, Select, Static, TabbedContent
+    from textual.widgets import DataTable, Static
 
-    from roofline_tui.app import exports, view
+    from roofline_tui.app import exports, first_frame, view
     from roofline_tui.app.decisions import Decision
     from roofline_tui.app.keys import APP_BINDINGS, palette_commands
     from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up
@@ -34,18 +34,17 @@ with collector_paused(freeze=True):
     from roofline_tui.app.session import INVALID_AFTER_S, Session
     from roofline_tui.app.watch import Watchers, extra_roots
     from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
-    from roofline_tui.app.widgets.filter_box import FilterBox
-    from roofline_tui.app.widgets.footer import KeysFooter
     from roofline_tui.app.widgets.header import render_header, render_next
-    from roofline_tui.app.widgets.help_screen import HelpScreen, key_sections
     from roofline_tui.app.widgets.rank_table import RankTable
     from roofline_tui.app.widgets.rankings import Rankings
-    from roofline_tui.app.widgets.round_select import RoundSelect
+    from roofline_tui.app.widgets.round_stub import follow, new_round_select, show_rounds, stub_for
     from roofline_tui.core.analyze import AnalyzeOptions
     from roofline_tui.core.layout import round_label
     from roofline_tui.core.rounds.analysis import RoundResult, RoundSources
 
 if TYPE_CHECKING:
+    from textual.widgets import Input, Select, TabbedContent
+
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
 
 
@@ -95,6 +94,8 @@ class RooflineApp(App[None]):
         self.inputs_checked = asyncio.Event()
         self._release_signals: Callable[[], None] = lambda: None
         self.quit_gate = QuitGate(self._quit_now)
+        self._first = Decision()  # the first rescan's (made by compose)
+        self.rest_built = asyncio.Event()  # set once what follows the first frame is mounted
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -107,9 +108,12 @@ class RooflineApp(App[None]):
         return Screen(id="_default", classes=(wide[0] if wide else "") + tiny)
 
     def compose(self) -> ComposeResult:
+        """What the first frame shows; the rest comes right after it (:mod:`.first_frame`)."""
+        first_frame.pause_collector(self)
+        self._first = self.session.rescan(initial=True)
+        s = self.session
         with Horizontal(id="topbar"):
-            yield RoundSelect([], prompt="no rounds", allow_blank=True, compact=True,
-                              id="round-select", type_to_search=False, disabled=True)
+            yield stub_for(s.rounds, s.shown) or new_round_select(s.rounds, s.shown)
             yield Static(id="header-title")
         yield Static(id="header-info")
         yield Static(id="status")
@@ -117,7 +121,6 @@ class RooflineApp(App[None]):
         yield Static(id="coverage")
         yield Rankings(id="tables")
         yield DetailPanel(id="detail")
-        yield FilterBox()  # (the footer comes after the first frame)
 
     @property
     def rankings(self) -> Rankings:
@@ -153,7 +156,7 @@ class RooflineApp(App[None]):
 
     def on_mount(self) -> None:
         self._release_signals = catch_terminating_signals(self.action_quit)  # ends like q
-        first = self.session.rescan(initial=True)
+        first = self._first
         if first.render and first.analyze:
             # wait a moment for the first analyses: a quick round then shows in the first frame
             # (not "analysing…" painted and at once replaced); a slower one comes later
@@ -164,18 +167,10 @@ class RooflineApp(App[None]):
         self.apply(first)
         if not first.render:  # no round to show yet: still lay out the empty rankings
             self.render_round()
-        self.call_after_refresh(self._after_first_frame)
-
-    async def _after_first_frame(self) -> None:
-        """After the first frame: tabs, keys footer, watchers (a quit meanwhile waits for them)."""
-        if not await self.quit_gate.around(self.detail.build, lambda: self.mount(KeysFooter())):
-            return
-        self.render_detail()
-        if self.watch_enabled:
-            start = self.watchers.start_after(self.before_watchers, self.session.watched_inputs)
-            self.run_worker(start, group="watch-start", exit_on_error=False, name="watch start")
+        self.call_after_refresh(self.call_later, first_frame.build_rest, self)  # (posted)
 
     def on_unmount(self) -> None:
+        first_frame.resume_collector(self)
         self.watchers.stop()
         self._release_signals()
         clean_up()
@@ -190,8 +185,7 @@ class RooflineApp(App[None]):
         for r, seq in d.analyze:
             self.runner.start(r, seq)
         if d.options:
-            with self.prevent(Select.Changed):
-                self.query_one(RoundSelect).show_rounds(self.session.rounds, self.session.shown)
+            show_rounds(self, self.session.rounds, self.session.shown)
         for t in d.toasts:
             self.notify(t.text, severity=t.severity, markup=False, timeout=t.timeout)
         if d.render:
@@ -222,10 +216,9 @@ class RooflineApp(App[None]):
         if self.runner.all_checked:
             self.inputs_checked.set()
 
-    @on(Select.Changed, "#round-select")
-    def _round_picked(self, event: Select.Changed) -> None:
-        if event.value is Select.BLANK or event.value is None:
-            return
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id != "round-select" or not isinstance(event.value, str):
+            return  # (the blank entry)
         self.apply(self.session.show(Path(str(event.value))))
 
     @property
@@ -238,8 +231,7 @@ class RooflineApp(App[None]):
     # -- rendering ------------------------------------------------------------------------------
 
     def render_round(self) -> None:
-        with self.prevent(Select.Changed):
-            self.query_one(RoundSelect).follow(self.session.shown, self.session.rounds)
+        follow(self, self.session.shown, self.session.rounds)
         self.render_header()
         self.render_tables()
 
@@ -278,9 +270,9 @@ class RooflineApp(App[None]):
                                 below=self.rankings.below_selected,
                                 round_label=round_label(s.shown) if s.shown is not None else None)
 
-    @on(TabbedContent.TabActivated, "#detail-tabs")
-    def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id:  # (the panel itself makes room for the chart)
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # (the panel itself makes room for the chart)
+        if event.tabbed_content.id == "detail-tabs" and event.pane.id:
             self._render_pane(event.pane.id)
 
     def on_rankings_selected(self, _message: Rankings.Selected) -> None:
@@ -324,9 +316,10 @@ class RooflineApp(App[None]):
         if back or (focused is not None and self.detail in focused.ancestors_with_self):
             self.rankings.back_table.focus()
             return
-        box = self.query_one(FilterBox)
-        if box.shown or self.rankings.filter_text:
-            box.close(clear=True)
+        box = first_frame.filter_box(self)
+        if (box is not None and box.shown) or self.rankings.filter_text:
+            if box is not None:
+                box.close(clear=True)
             self._set_filter("")
             self.pct_table.focus()
 
@@ -336,18 +329,20 @@ class RooflineApp(App[None]):
         self.rankings.filter_text = text
         self.render_tables()
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self._set_filter(event.value.strip())
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self._set_filter(event.value.strip())
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self, _event: Input.Submitted) -> None:
-        if not self.rankings.filter_text:
-            self.query_one(FilterBox).close(clear=False)
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "filter":
+            return
+        box = first_frame.filter_box(self)
+        if box is not None and not self.rankings.filter_text:
+            box.close(clear=False)
         self.pct_table.focus()
 
     def action_filter(self) -> None:
-        self.query_one(FilterBox).open()
+        first_frame.open_filter(self)
 
     def action_recompute(self) -> None:
         self.apply(self.session.recompute())
@@ -369,6 +364,8 @@ class RooflineApp(App[None]):
                     if self.rankings.show_below else "heads only", timeout=2)
 
     def action_help(self) -> None:
+        from roofline_tui.app.widgets.help_screen import HelpScreen, key_sections
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(key_sections(self)))
 

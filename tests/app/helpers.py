@@ -76,10 +76,11 @@ async def wait_until(pilot: Any, cond: Callable[[], bool], timeout: float = 6.0)
 
 
 async def settle(pilot: Any) -> None:
-    """Wait until the shown round has been analysed and nothing is queued."""
-    s = pilot.app.session
-    await wait_until(pilot, lambda: not s.busy and (s.shown is None or s.shown in s.results
-                                                    or s.shown in s.notes))
+    """Wait until the shown round has been analysed, nothing is queued and what follows the
+    first frame (the round selector, the tabs, the filter box, the footer) is mounted."""
+    app, s = pilot.app, pilot.app.session
+    await wait_until(pilot, lambda: app.rest_built.is_set() and not s.busy and (
+        s.shown is None or s.shown in s.results or s.shown in s.notes))
     await pilot.pause()
 
 

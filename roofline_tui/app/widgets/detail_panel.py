@@ -4,7 +4,8 @@ The tabs are mounted right after the first frame (which shows the rankings); onl
 first gets its body then; every other tab gets its body the first
 time something is rendered into it (the app renders a tab when it opens). Building them all up
 front cost the first paint about 20 widgets to style and lay out, and the Chart tab's engine
-module (``core.chart``), for tabs that may never be opened.
+module (``core.chart``), for tabs that may never be opened. Textual's tab widgets are imported
+when the tabs are built, too.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Static
 
 from roofline_tui.app import view
 
 if TYPE_CHECKING:
+    from textual.widgets import TabbedContent
+
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
     from roofline_tui.core.rounds.analysis import RoundResult
 
@@ -77,6 +80,9 @@ class DetailPanel(Vertical):
         """Mount the tabs, the first one with its body."""
         if self._ready:
             return
+        # (imported here: the first frame has no tabs)
+        from textual.widgets import TabbedContent, TabPane
+
         tabs = TabbedContent(id="detail-tabs", initial=FIRST_PANE)
         for pane_id, title in PANES:  # what `with TabbedContent(): with TabPane(): ...` does
             body = [self._build(pane_id)] if pane_id == FIRST_PANE else []
@@ -104,10 +110,12 @@ class DetailPanel(Vertical):
     def _ensure(self, pane_id: str) -> None:
         """Give the tab ``pane_id`` its body if it has none yet (drawn with the next frame)."""
         if not self.built(pane_id):
-            self.query_one(f"TabPane#{pane_id}", TabPane).mount(self._build(pane_id))
+            self.query_one(f"TabPane#{pane_id}").mount(self._build(pane_id))
 
     @property
     def tabs(self) -> TabbedContent:
+        from textual.widgets import TabbedContent
+
         return self.query_one("#detail-tabs", TabbedContent)
 
     @property
@@ -151,6 +159,8 @@ class DetailPanel(Vertical):
     def action_step_tab(self, delta: int) -> None:
         """The previous / next tab; focus stays where it was (the tab strip) or moves to the new
         tab's body."""
+        from textual.widgets import Tabs
+
         ids = [pane_id for pane_id, _ in PANES]
         current = self.tabs.active or FIRST_PANE
         new = ids[(ids.index(current) + delta) % len(ids)] if current in ids else FIRST_PANE

@@ -42,8 +42,8 @@ class RankTable(DataTable[Text]):
         """Replace the columns; rows must be set again afterwards."""
         self._column_spec = tuple(columns)
         self.clear(columns=True)
-        for f in self._column_spec:
-            self.add_column(f.label, key=f.key, width=f.width)
+        for f in self._column_spec:  # (a Text label: a str would be parsed as markup)
+            self.add_column(Text(f.label), key=f.key, width=f.width)
 
     @property
     def column_spec(self) -> tuple[Fitted, ...]:

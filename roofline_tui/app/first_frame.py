@@ -1,0 +1,102 @@
+"""What the dashboard builds after its first frame, and what stands in for it until then.
+
+The first frame shows the header lines and the rankings' rows; everything it does not show is
+built right after it: the round selector (a stub draws it until then, see
+:mod:`.widgets.round_stub`), the drill-down's tabs (:meth:`DetailPanel.build`), the filter box
+(hidden until ``/``) and the keys footer; their modules (the tabs, the footer) are imported then
+too, the help screen's when ``?`` opens it. The cyclic collector is paused from the compose until
+the first frame is drawn: the start-up builds long-lived widgets, not garbage, and each of the
+hundred or so passes it would run meanwhile walks the new widgets again.
+
+The rest is posted once the first frame is drawn, not run in the after-refresh callbacks
+themselves: those run one after the other, so every other callback waiting for that frame would
+wait for the whole build too.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import TYPE_CHECKING
+from weakref import WeakSet
+
+from textual.app import App
+from textual.widget import Widget
+
+from roofline_tui.app.widgets import round_stub
+
+if TYPE_CHECKING:
+    from roofline_tui.app.app import RooflineApp
+    from roofline_tui.app.widgets.filter_box import FilterBox
+
+_paused: WeakSet[App[None]] = WeakSet()  # Apps that paused the collector (to resume it)
+_started: WeakSet[App[None]] = WeakSet()  # Apps that paused it once already
+
+
+def pause_collector(app: App[None]) -> None:
+    """Pause the collector until :func:`resume_collector` (once per App, and only if it runs)."""
+    if app not in _started and gc.isenabled():
+        _started.add(app)
+        _paused.add(app)
+        gc.disable()
+
+
+def resume_collector(app: App[None]) -> None:
+    """Switch the collector back on if ``app`` paused it (after the first frame, or on quit)."""
+    if app in _paused:
+        _paused.discard(app)
+        gc.enable()
+
+
+async def build_rest(app: RooflineApp) -> None:
+    """After the first frame: the round selector, the tabs, the filter box and the keys footer,
+    then the watchers (a quit meanwhile waits for them)."""
+    from roofline_tui.app.widgets.footer import KeysFooter
+
+    resume_collector(app)
+    s = app.session
+
+    async def selector() -> None:
+        await round_stub.replace_stub(app, s.rounds, s.shown)
+
+    async def bottom() -> None:
+        await app.mount(*bottom_widgets(app), KeysFooter())
+
+    if not await app.quit_gate.around(selector, app.detail.build, bottom):
+        return
+    app.rest_built.set()
+    app.render_detail()
+    if app.watch_enabled:
+        start = app.watchers.start_after(app.before_watchers, s.watched_inputs)
+        app.run_worker(start, group="watch-start", exit_on_error=False, name="watch start")
+
+
+def filter_box(app: App[None]) -> FilterBox | None:
+    """The filter box, once it is mounted."""
+    found = app.query("#filter")
+    if not found:
+        return None
+    from roofline_tui.app.widgets.filter_box import FilterBox
+
+    box = found.first()
+    return box if isinstance(box, FilterBox) else None
+
+
+def bottom_widgets(app: App[None]) -> list[Widget]:
+    """What docks at the bottom before the keys footer: the filter box (unless ``/`` already
+    mounted it)."""
+    from roofline_tui.app.widgets.filter_box import FilterBox
+
+    return [] if filter_box(app) is not None else [FilterBox()]
+
+
+def open_filter(app: App[None]) -> None:
+    """``/``: show the filter box and focus it (mounted first when ``/`` came before it)."""
+    box = filter_box(app)
+    if box is not None:
+        box.open()
+        return
+    from roofline_tui.app.widgets.filter_box import FilterBox
+
+    new = FilterBox()
+    app.mount(new)
+    app.call_after_refresh(new.open)
