@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.coerce import number
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import NAME_CAP, cap_name
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
@@ -171,33 +172,33 @@ class Alignment:
 # names, labels, file names
 # ---------------------------------------------------------------------------------------------
 
-_LABEL_VLLM = re.compile(r"capture_(\d{1,9})_(?:(\w+?)_)?(FULL|PIECEWISE)")
-_LABEL_SGLANG = re.compile(r"capture_(\d{1,9})_DECODE")
-_LABEL_ATOM = re.compile(r"capture_graph_bs_(\d{1,9})(?:_q_\d{1,9})?")
+_LABEL_VLLM = lazy_compile(r"capture_(\d{1,9})_(?:(\w+?)_)?(FULL|PIECEWISE)")
+_LABEL_SGLANG = lazy_compile(r"capture_(\d{1,9})_DECODE")
+_LABEL_ATOM = lazy_compile(r"capture_graph_bs_(\d{1,9})(?:_q_\d{1,9})?")
 
-_BEGIN = re.compile(r"StreamBeginCapture")
-_END = re.compile(r"StreamEndCapture")
-_GRAPH_LAUNCH = re.compile(r"GraphLaunch", re.IGNORECASE)
-_KERNEL_LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|ModuleLaunch|LaunchByPtr",
-                            re.IGNORECASE)
-_COPY_CALL = re.compile(r"Memcpy|Memset", re.IGNORECASE)
-_MEMCPY = re.compile(r"^(?:hip|cuda|cu)?Memcpy|copyBuffer", re.IGNORECASE)
-_MEMSET = re.compile(r"^(?:hip|cuda|cu)?Memset|fillBuffer", re.IGNORECASE)
+_BEGIN = lazy_compile(r"StreamBeginCapture")
+_END = lazy_compile(r"StreamEndCapture")
+_GRAPH_LAUNCH = lazy_compile(r"GraphLaunch", re.IGNORECASE)
+_KERNEL_LAUNCH = lazy_compile(r"LaunchKernel|LaunchCooperativeKernel|ModuleLaunch|LaunchByPtr",
+                              re.IGNORECASE)
+_COPY_CALL = lazy_compile(r"Memcpy|Memset", re.IGNORECASE)
+_MEMCPY = lazy_compile(r"^(?:hip|cuda|cu)?Memcpy|copyBuffer", re.IGNORECASE)
+_MEMSET = lazy_compile(r"^(?:hip|cuda|cu)?Memset|fillBuffer", re.IGNORECASE)
 
-_FN_BS = re.compile(r"(?:^|[_.-])bs_?(\d{1,9})(?:_q_?(\d{1,9}))?_rank_?(\d{1,6})")
-_FN_RANK = re.compile(r"(?:^|[_.-])rank_?(\d{1,6})(?!\d)|-TP-(\d{1,6})(?!\d)")
-_FN_VLLM_SUBSYSTEM = re.compile(r"^graph_capture_rank_\d+_([A-Za-z]\w*?)\.\d+\.pt\.trace")
-_DIR_RANK = re.compile(r"^(?:.*_)?(?:rank_|tp)(\d{1,6})$")
+_FN_BS = lazy_compile(r"(?:^|[_.-])bs_?(\d{1,9})(?:_q_?(\d{1,9}))?_rank_?(\d{1,6})")
+_FN_RANK = lazy_compile(r"(?:^|[_.-])rank_?(\d{1,6})(?!\d)|-TP-(\d{1,6})(?!\d)")
+_FN_VLLM_SUBSYSTEM = lazy_compile(r"^graph_capture_rank_\d+_([A-Za-z]\w*?)\.\d+\.pt\.trace")
+_DIR_RANK = lazy_compile(r"^(?:.*_)?(?:rank_|tp)(\d{1,6})$")
 
 # capture folder -> file names the frameworks write there
 _LAYOUTS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("capture_traces", (
-        re.compile(r"^graph_capture_rank_[\w.-]*\.pt\.trace\.json(?:\.gz)?$"),  # vLLM
-        re.compile(r"^bs_\d{1,9}(?:_q_\d{1,9})?_rank\d{1,6}\.json(?:\.gz)?$"),  # SGLang, ATOM
+        lazy_compile(r"^graph_capture_rank_[\w.-]*\.pt\.trace\.json(?:\.gz)?$"),  # vLLM
+        lazy_compile(r"^bs_\d{1,9}(?:_q_\d{1,9})?_rank\d{1,6}\.json(?:\.gz)?$"),  # SGLang, ATOM
     )),
     ("graph_capture_profile", (
-        re.compile(r"^\w+_bs_\d{1,9}_rank\d{1,6}\.json(?:\.gz)?$"),  # SGLang per-bucket runner
-        re.compile(r"^cuda_graph_capture-[\w.-]+-TP-\d{1,6}\.json(?:\.gz)?$"),  # SGLang single
+        lazy_compile(r"^\w+_bs_\d{1,9}_rank\d{1,6}\.json(?:\.gz)?$"),  # SGLang per-bucket runner
+        lazy_compile(r"^cuda_graph_capture-[\w.-]+-TP-\d{1,6}\.json(?:\.gz)?$"),  # SGLang single
     )),
 )
 _SINGLE_FILE = _LAYOUTS[1][1][1]

@@ -13,6 +13,7 @@ from typing import Any
 
 from roofline_tui.core import units
 from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
@@ -55,28 +56,28 @@ class Classified:
 
 _I = re.IGNORECASE
 
-_MEMORY_NAME = re.compile(r"^\s*(memcpy|memset)\b|\b(DtoH|HtoD|DtoD|HtoH|PtoP)\b", _I)
-_COLLECTIVE = re.compile(
+_MEMORY_NAME = lazy_compile(r"^\s*(memcpy|memset)\b|\b(DtoH|HtoD|DtoD|HtoH|PtoP)\b", _I)
+_COLLECTIVE = lazy_compile(
     r"nccl|rccl|cross_device_reduce|custom_?all_?reduce|all_?reduce_|allgather|all_gather|"
     r"reduce_?scatter|alltoall|all_to_all|sendrecv",
     _I,
 )
-_CUDNN = re.compile(r"cudnn", _I)
-_NV_GEMM = re.compile(
+_CUDNN = lazy_compile(r"cudnn", _I)
+_NV_GEMM = lazy_compile(
     r"^(void\s+)?(sm\d+_xmma_|nvjet_|(ampere|volta|turing|hopper|blackwell|maxwell)_\w*gemm|"
     r"cublas|cublaslt|gemmk?\d*_|gemv2?[NT]_kernel)",
     _I,
 )
 # lower-case vendor library symbols that end in ``_kernel`` but are not source-editable
-_LIBRARY_PREFIX = re.compile(
+_LIBRARY_PREFIX = lazy_compile(
     r"^(void\s+)?(rocblas|hipblaslt|tensile|miopen|cublas\w*|cutlass|nvjet|sm\d+_xmma)_", _I
 )
-_KERNEL_WORD = re.compile(r"_kernel", _I)
-_SNAKE = re.compile(r"^[a-z0-9_]+$")
-_FWD_BWD = re.compile(r"_fwd_kernel|_bwd_kernel", _I)
+_KERNEL_WORD = lazy_compile(r"_kernel", _I)
+_SNAKE = lazy_compile(r"^[a-z0-9_]+$")
+_FWD_BWD = lazy_compile(r"_fwd_kernel|_bwd_kernel", _I)
 
 _RULES: tuple[tuple[re.Pattern[str], str, str, bool, str], ...] = tuple(
-    (re.compile(rx, _I), cls, backend, editable, hint)
+    (lazy_compile(rx, _I), cls, backend, editable, hint)
     for rx, cls, backend, editable, hint in (
         (r"triton|_kernel_0d1d|tt\.|fused_.*kernel", "triton", "triton", True,
          "Triton kernel: extractable; tune its configs or rewrite if it sits far from its roof."),

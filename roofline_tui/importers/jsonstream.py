@@ -22,15 +22,15 @@ tried again before it, so no text is scanned more than twice. A batch holds at m
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import orjson
 
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.importers.common import ImportProblem
 
-_WS = re.compile(r"[ \t\n\r]*")
+_WS = lazy_compile(r"[ \t\n\r]*")
 # Text read per fill. Small enough that the read buffer (a chunk of bytes, its text, the
 # buffer it is appended to) stays a few hundred KiB: with 1 MiB chunks those copies were
 # some 6 MiB of a 120k-kernel import's peak memory, and no faster.

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
 from roofline_tui.importers.device import from_kineto
@@ -42,9 +43,9 @@ from roofline_tui.importers.torch_trace import (
     kernel_times,
 )
 
-_NAME_RANK = re.compile(r"(?:^|[_.-])rank[_-]?(\d{1,6})(?!\d)|-TP-(\d{1,6})(?!\d)",
-                        re.IGNORECASE)
-_DIR_RANK = re.compile(r"^(?:.*[_.-])?rank[_-]?(\d{1,6})$", re.IGNORECASE)
+_NAME_RANK = lazy_compile(r"(?:^|[_.-])rank[_-]?(\d{1,6})(?!\d)|-TP-(\d{1,6})(?!\d)",
+                          re.IGNORECASE)
+_DIR_RANK = lazy_compile(r"^(?:.*[_.-])?rank[_-]?(\d{1,6})$", re.IGNORECASE)
 _TRACE_SUFFIXES = (".json", ".json.gz")
 # JSON files a profile directory holds that are not traces
 _NOT_TRACES = frozenset({"profile_topN.json", "profile_roofline.json", "env_report.json",

@@ -83,6 +83,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from roofline_tui.core.lazy_re import lazy_compile
+
 RAW_CHARS = 400  # StepRecord.raw keeps at most this many characters of the label
 
 _GROUP_FIELDS = ("requests", "sq", "sk", "sqsq", "sqsk")
@@ -241,12 +243,12 @@ def _record(framework: str, family: str, name: str, notes: _Notes, *, tokens: in
 # vLLM
 # ---------------------------------------------------------------------------------------------
 
-_VLLM = re.compile(r"execute_(?:([0-9]+)_)?context_([0-9]+)\(([^()]*)\)"
-                   r"_generation_([0-9]+)\(([^()]*)\)", re.ASCII)
-_VLLM_LEGACY = re.compile(r"execute_new_([0-9]+)_cached_([0-9]+)(?![0-9])", re.ASCII)
-_KEYED_TOKEN = re.compile(r"(sqsq|sqsk|sq|sk)([0-9]+)", re.ASCII)  # longest key first
-_PLAIN = re.compile(r"[0-9]+", re.ASCII)
-_PAIR = re.compile(r"([0-9]+)_([0-9]+)", re.ASCII)
+_VLLM = lazy_compile(r"execute_(?:([0-9]+)_)?context_([0-9]+)\(([^()]*)\)"
+                     r"_generation_([0-9]+)\(([^()]*)\)", re.ASCII)
+_VLLM_LEGACY = lazy_compile(r"execute_new_([0-9]+)_cached_([0-9]+)(?![0-9])", re.ASCII)
+_KEYED_TOKEN = lazy_compile(r"(sqsq|sqsk|sq|sk)([0-9]+)", re.ASCII)  # longest key first
+_PLAIN = lazy_compile(r"[0-9]+", re.ASCII)
+_PAIR = lazy_compile(r"([0-9]+)_([0-9]+)", re.ASCII)
 
 
 def _keyed(inner: str) -> list[tuple[str, str]] | None:
@@ -345,8 +347,8 @@ def _parse_vllm(name: str) -> StepRecord | None:
 # SGLang
 # ---------------------------------------------------------------------------------------------
 
-_SGLANG = re.compile(r"step\[([A-Za-z_]+)([^\]]*)\]", re.ASCII)
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+_SGLANG = lazy_compile(r"step\[([A-Za-z_]+)([^\]]*)\]", re.ASCII)
+_DIGITS = lazy_compile(r"[0-9]+", re.ASCII)
 _SGLANG_KEYS = frozenset({"bs", "toks", "c", "g", "ext", "dec"} |
                          {f"{p}_{k}" for p in "cg" for k in ("sq", "sk", "sqsq", "sqsk")})
 
@@ -485,11 +487,11 @@ def _parse_sglang(name: str) -> StepRecord | None:
 # ATOM
 # ---------------------------------------------------------------------------------------------
 
-_ATOM = re.compile(r"(dummy_)?(prefill|decode|eager_decode)\[(.*)\]", re.ASCII | re.DOTALL)
-_ATOM_CTX = re.compile(r"(?<!\S)ctx=(\[[^\]]*\](?:\.\.\.\+[0-9]+)?|[0-9]+)", re.ASCII)
-_ATOM_BS = re.compile(r"(?<!\S)bs=([0-9]+)(?:/([0-9]+))?(?!\S)", re.ASCII)
+_ATOM = lazy_compile(r"(dummy_)?(prefill|decode|eager_decode)\[(.*)\]", re.ASCII | re.DOTALL)
+_ATOM_CTX = lazy_compile(r"(?<!\S)ctx=(\[[^\]]*\](?:\.\.\.\+[0-9]+)?|[0-9]+)", re.ASCII)
+_ATOM_BS = lazy_compile(r"(?<!\S)bs=([0-9]+)(?:/([0-9]+))?(?!\S)", re.ASCII)
 _ATOM_KEYS = frozenset({"tok", "p", "d", "spec", "sqsq", "sqsk", "sk", "tbo"})
-_TRUNCATED = re.compile(r"\[([^\]]*)\]\.\.\.\+([0-9]+)", re.ASCII)
+_TRUNCATED = lazy_compile(r"\[([^\]]*)\]\.\.\.\+([0-9]+)", re.ASCII)
 
 
 def _atom_ctx(text: str, bs: int | None, notes: _Notes) -> tuple[int, ...] | None:
@@ -583,9 +585,9 @@ def parse_step_label(name: str) -> StepRecord | None:
     return None
 
 
-_CAPTURE_VLLM = re.compile(r"capture_([0-9]+)_(?:(\w+?)_)?(FULL|PIECEWISE)", re.ASCII)
-_CAPTURE_SGLANG = re.compile(r"capture_([0-9]+)_DECODE", re.ASCII)
-_CAPTURE_ATOM = re.compile(r"capture_graph_bs_([0-9]+)", re.ASCII)
+_CAPTURE_VLLM = lazy_compile(r"capture_([0-9]+)_(?:(\w+?)_)?(FULL|PIECEWISE)", re.ASCII)
+_CAPTURE_SGLANG = lazy_compile(r"capture_([0-9]+)_DECODE", re.ASCII)
+_CAPTURE_ATOM = lazy_compile(r"capture_graph_bs_([0-9]+)", re.ASCII)
 
 
 def capture_label(name: str) -> tuple[int, str] | None:

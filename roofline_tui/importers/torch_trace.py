@@ -48,9 +48,11 @@ import re
 import sys
 import zlib
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice, pairwise, repeat, starmap
+from operator import gt as _gt
+from operator import lt as _lt
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -61,6 +63,7 @@ from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.classify import classify as classify_op
 from roofline_tui.core.classify import stage_in_name
 from roofline_tui.core.coerce import MAX_ABS, number
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
 from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
@@ -89,11 +92,11 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "runtime")
 CPU_OP_CATS = ("cpu_op", "operator")
 FLOW_CATS = ("ac2g", "async")
-_KERNEL_LAUNCH = re.compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
-                            r"ModuleLaunch", re.IGNORECASE)
-_GRAPH_LAUNCH = re.compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
+_KERNEL_LAUNCH = lazy_compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
+                              r"ModuleLaunch", re.IGNORECASE)
+_GRAPH_LAUNCH = lazy_compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
 # a cpu_op that runs (part of) a MoE layer; its name may state the stage (aiter::ck_moe_stage1)
-_MOE_OP = re.compile(r"moe|expert", re.IGNORECASE)
+_MOE_OP = lazy_compile(r"moe|expert", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
                "Layout", "MemoryFormat"}
 PROGRESS_MIN_BYTES = 64 << 20
@@ -209,6 +212,21 @@ def _every(positions: Sequence[int], n: int) -> bool:
     return isinstance(positions, range) and positions == range(n)
 
 
+def _positions(values: array[int], wanted: int) -> list[int] | None:
+    """The positions in ``values`` holding ``wanted``, in order, when they are few (at most
+    one in 16: found by searching), else None."""
+    n = values.count(wanted)
+    if n > len(values) >> 4:
+        return None
+    out: list[int] = []
+    at = 0
+    for _ in range(n):
+        at = values.index(wanted, at)
+        out.append(at)
+        at += 1
+    return out
+
+
 def _rows_of(values: array[int], wanted: int) -> Sequence[int]:
     """The positions in ``values`` holding ``wanted``: a ``range`` when every one does (a trace
     of one device: no array at all), else a typed array."""
@@ -243,7 +261,7 @@ _MAX_GEOMS = 1 << 16
 _MAX_MODULE_SPANS = 1 << 22
 _MAX_ALONG = 4  # other kernels of one launching op listed per instance
 _MODULE_DEPTH = 3  # the innermost module calls a path keeps
-_MODULE_INDEX = re.compile(r"_\d+$")
+_MODULE_INDEX = lazy_compile(r"_\d+$")
 
 
 def module_name(name: str) -> str:
@@ -375,6 +393,20 @@ def _kind_of(cat: str) -> int:
     return _OTHER
 
 
+# per kind of row the batch loop gathers: its first list (empty: none pending), and each array
+# with the list of its pending values
+_Pending = tuple[tuple[list[Any], tuple[tuple["array[Any]", list[Any]], ...]], ...]
+
+
+def _flush(pending: _Pending) -> None:
+    """Move the rows gathered in lists into their arrays, in order."""
+    for first, pairs in pending:
+        if first:
+            for arr, values in pairs:
+                arr.fromlist(values)
+                values.clear()
+
+
 class _Collector:
     def __init__(self) -> None:
         self.name_ids: dict[str, int] = {}
@@ -484,168 +516,219 @@ class _Collector:
         which is cheaper than ``get``), goes to :meth:`_add` (or, its category counted, to
         :meth:`_add_kind`) whole, before this loop has changed anything else for that event, so
         each event is handled exactly once, in order."""
-        self.events += len(batch)
+        self.add_batches((batch,))
+
+    def add_batches(self, batches: Iterable[list[Any]]) -> None:
+        """:meth:`add_batch` for each batch of ``batches``, in order (the rows gathered in lists
+        across batches: see below)."""
         lim, big = _ID_LIMIT, _FAST_MAX
         cat_kinds, categories, tid_ids = self._cat_kinds, self.categories, self.tid_ids
         launch_kinds, stages, sig_cache = self._launch_kinds, self._stages, self._sig_cache
         sig_ids, name_ids, dumps = self.sig_ids, self.name_ids, orjson.dumps
-        g_dev, g_name, g_corr, g_ext = (self.g_dev.append, self.g_name.append,
-                                        self.g_corr.append, self.g_ext.append)
-        g_ts, g_dur, g_stream, g_geom = (self.g_ts.append, self.g_dur.append,
-                                         self.g_stream.append, self.g_geom.append)
-        r_corr, r_tid, r_ts = self.r_corr.append, self.r_tid.append, self.r_ts.append
-        c_tid, c_ts, c_end, c_ext, c_sig = (self.c_tid.append, self.c_ts.append,
-                                            self.c_end.append, self.c_ext.append,
-                                            self.c_sig.append)
-        slow, rest = self._add, self._add_kind
+        # the rows taken here are gathered in lists (an append to a list costs about half of
+        # one to an array) and moved into the arrays after each batch, and before any event
+        # that goes to _add/_add_kind, which may add rows itself (``pending``)
+        g_dev: list[int] = []
+        g_name: list[int] = []
+        g_corr: list[int] = []
+        g_ext: list[int] = []
+        g_ts: list[float] = []
+        g_dur: list[float] = []
+        g_stream: list[int] = []
+        g_geom: list[int] = []
+        r_corr: list[int] = []
+        r_tid: list[int] = []
+        r_ts: list[float] = []
+        c_tid: list[int] = []
+        c_ts: list[float] = []
+        c_end: list[float] = []
+        c_ext: list[int] = []
+        c_sig: list[int] = []
+        pending: _Pending = (
+            (g_dev, ((self.g_dev, g_dev), (self.g_name, g_name), (self.g_corr, g_corr),
+                     (self.g_ext, g_ext), (self.g_ts, g_ts), (self.g_dur, g_dur),
+                     (self.g_stream, g_stream), (self.g_geom, g_geom))),
+            (r_corr, ((self.r_corr, r_corr), (self.r_tid, r_tid), (self.r_ts, r_ts))),
+            (c_tid, ((self.c_tid, c_tid), (self.c_ts, c_ts), (self.c_end, c_end),
+                     (self.c_ext, c_ext), (self.c_sig, c_sig))),
+        )
+        add, add_kind = self._add, self._add_kind
+        # the signature id of each raw signature found in the signature cache (-1: none), so
+        # an op seen before costs one lookup (bounded as that cache is: only its keys)
+        raw_sigs: dict[bytes | str, int] = {}
+
+        def slow(ev: Any) -> None:
+            _flush(pending)
+            add(ev)
+
+        def rest(ev: dict[str, Any], low: str, kind: int) -> None:
+            _flush(pending)
+            add_kind(ev, low, kind)
+
         runtime = launches = graphs = cpu_ops = 0
         # the thread of the last launch or cpu_op (int pid and tid): the next is most often on
         # the same one (an id, once given, never changes)
         last_pid: int | None = None
         last_tid: int | None = None
         last_thread = -1
-        for ev in batch:
-            if ev.__class__ is not dict:
-                slow(ev)
-                continue
-            try:  # (only str keys are cached: any other category is not found)
-                low, kind = cat_kinds[ev["cat"]]
-            except (KeyError, TypeError):  # no category, one not cached yet, or unhashable
-                slow(ev)
-                continue
-            try:
-                categories[low] += 1
-            except KeyError:
-                if len(categories) < 64:
-                    categories[low] = 1
-            if kind > _CPU_OP:
-                rest(ev, low, kind)
-                continue
-            # from here a missing key (KeyError) hands the event to _add_kind: nothing below
-            # changes the collector before the last key is read
-            try:
-                args = ev["args"]
-                if ev["ph"] != "X" or args.__class__ is not dict:
-                    rest(ev, low, kind)
-                    continue
-                # ts and dur: finite numbers (an int as its float), dur not negative
-                ts = ev["ts"]
-                if ts.__class__ is float:
-                    if not -big <= ts <= big:
-                        ts = None
-                elif ts.__class__ is int and -big <= ts <= big:
-                    ts = float(ts)
-                else:
-                    ts = None
-                if kind == _LAUNCH:
-                    name = ev["name"]
-                    corr = args["correlation"]
-                    pid, tid = ev["pid"], ev["tid"]
-                    if (ts is None or name.__class__ is not str or pid.__class__ is not int
-                            or tid.__class__ is not int or corr.__class__ is not int
-                            or not -lim < corr < lim):
+        try:
+            for batch in batches:
+                self.events += len(batch)
+                _flush(pending)  # (the last batch's rows: kept longer, they cost memory)
+                for ev in batch:
+                    if ev.__class__ is not dict:
+                        slow(ev)
+                        continue
+                    try:  # (only str keys are cached: any other category is not found)
+                        low, kind = cat_kinds[ev["cat"]]
+                    except (KeyError, TypeError):  # no category, one not cached yet, or unhashable
+                        slow(ev)
+                        continue
+                    try:
+                        categories[low] += 1
+                    except KeyError:
+                        if len(categories) < 64:
+                            categories[low] = 1
+                    if kind > _CPU_OP:  # (adds none of the rows gathered here)
+                        add_kind(ev, low, kind)
+                        continue
+                    # from here a missing key (KeyError) hands the event to _add_kind: nothing below
+                    # changes the collector before the last key is read
+                    try:
+                        args = ev["args"]
+                        if ev["ph"] != "X" or args.__class__ is not dict:
+                            rest(ev, low, kind)
+                            continue
+                        # ts and dur: finite numbers (an int as its float), dur not negative
+                        ts = ev["ts"]
+                        if ts.__class__ is float:
+                            if not -big <= ts <= big:
+                                ts = None
+                        elif ts.__class__ is int and -big <= ts <= big:
+                            ts = float(ts)
+                        else:
+                            ts = None
+                        if kind == _LAUNCH:
+                            name = ev["name"]
+                            corr = args["correlation"]
+                            pid, tid = ev["pid"], ev["tid"]
+                            if (ts is None or name.__class__ is not str or pid.__class__ is not int
+                                    or tid.__class__ is not int or corr.__class__ is not int
+                                    or not -lim < corr < lim):
+                                rest(ev, low, kind)
+                                continue
+                            how = launch_kinds[name]
+                            if pid != last_pid or tid != last_tid:
+                                last_thread = tid_ids[(pid, tid)]
+                                last_pid, last_tid = pid, tid
+                            thread = last_thread
+                            runtime += 1
+                            if how == 2:
+                                graphs += 1
+                                self.graph_corr.add(corr)
+                            elif how == 1:
+                                launches += 1
+                            r_corr.append(corr)
+                            r_tid.append(thread)
+                            r_ts.append(ts)
+                            continue
+                        dur = ev["dur"]
+                        if dur.__class__ is float:
+                            if not 0 <= dur <= big:
+                                dur = None
+                        elif dur.__class__ is int and 0 <= dur <= big:
+                            dur = float(dur)
+                        else:
+                            dur = None
+                        if ts is None or dur is None:
+                            rest(ev, low, kind)
+                            continue
+                        if kind == _GPU:
+                            name = ev["name"]
+                            dev = args["device"]
+                            corr = args["correlation"]
+                            ext = args.get("External id")
+                            if ext is None and args.get("external id") is None:
+                                ext = -1
+                            if (name.__class__ is not str or dev.__class__ is not int
+                                    or not -lim < dev < lim or corr.__class__ is not int
+                                    or not -lim < corr < lim or ext.__class__ is not int
+                                    or not -lim < ext < lim):
+                                rest(ev, low, kind)
+                                continue
+                            stream = args.get("stream")
+                            grid = args.get("grid")
+                            block = args.get("block") if grid is not None else None
+                            g_stream.append(stream if stream.__class__ is int and 0 <= stream < lim
+                                            else -1)
+                            g_geom.append(-1 if grid is None else self.geom_id(grid, block))
+                            name_id = name_ids.get(name)
+                            g_dev.append(dev)
+                            g_name.append(name_id if name_id is not None else self._name_id(name))
+                            g_corr.append(corr)
+                            g_ext.append(ext)
+                            g_ts.append(ts)
+                            g_dur.append(dur)
+                            continue
+                        # a cpu_op: inline only when its name states no MoE stage (cached), and its
+                        # signature's raw form is cached (see _signature)
+                        op = ev["name"]
+                        if op.__class__ is not str or stages[op] != 0:
+                            rest(ev, low, kind)
+                            continue
+                        raw_dims = args.get("Input Dims")
+                        if raw_dims is None:
+                            raw_dims = args.get("Input dims")
+                        if raw_dims.__class__ is not list or not raw_dims:
+                            cpu_ops += 1  # no dims: nothing to attach
+                            continue
+                        ext = args.get("External id")
+                        if ext is None and args.get("external id") is None:
+                            ext = -1
+                        pid, tid = ev["pid"], ev["tid"]
+                        if (pid.__class__ is not int or tid.__class__ is not int
+                                or ext.__class__ is not int or not -lim < ext < lim):
+                            rest(ev, low, kind)
+                            continue
+                        try:
+                            raw_key = dumps((op, raw_dims, args.get("Input type")))
+                        except Exception:  # noqa: BLE001 - _signature decides what such a value is
+                            rest(ev, low, kind)
+                            continue
+                        # (a key holding "null" is never cached as bytes: _signature keys
+                        # that triple by its repr, so the lookup below misses and _signature
+                        # takes it)
+                        sig = raw_sigs.get(raw_key, -2)
+                        if sig == -2:
+                            hit = sig_cache[raw_key]
+                        if pid != last_pid or tid != last_tid:
+                            last_thread = tid_ids[(pid, tid)]
+                            last_pid, last_tid = pid, tid
+                        thread = last_thread
+                    except KeyError:
                         rest(ev, low, kind)
                         continue
-                    how = launch_kinds[name]
-                    if pid != last_pid or tid != last_tid:
-                        last_thread = tid_ids[(pid, tid)]
-                        last_pid, last_tid = pid, tid
-                    thread = last_thread
-                    runtime += 1
-                    if how == 2:
-                        graphs += 1
-                        self.graph_corr.add(corr)
-                    elif how == 1:
-                        launches += 1
-                    r_corr(corr)
-                    r_tid(thread)
-                    r_ts(ts)
-                    continue
-                dur = ev["dur"]
-                if dur.__class__ is float:
-                    if not 0 <= dur <= big:
-                        dur = None
-                elif dur.__class__ is int and 0 <= dur <= big:
-                    dur = float(dur)
-                else:
-                    dur = None
-                if ts is None or dur is None:
-                    rest(ev, low, kind)
-                    continue
-                if kind == _GPU:
-                    name = ev["name"]
-                    dev = args["device"]
-                    corr = args["correlation"]
-                    ext = args.get("External id")
-                    if ext is None and args.get("external id") is None:
-                        ext = -1
-                    if (name.__class__ is not str or dev.__class__ is not int
-                            or not -lim < dev < lim or corr.__class__ is not int
-                            or not -lim < corr < lim or ext.__class__ is not int
-                            or not -lim < ext < lim):
-                        rest(ev, low, kind)
-                        continue
-                    stream = args.get("stream")
-                    grid = args.get("grid")
-                    block = args.get("block") if grid is not None else None
-                    g_stream(stream if stream.__class__ is int and 0 <= stream < lim else -1)
-                    g_geom(-1 if grid is None else self.geom_id(grid, block))
-                    name_id = name_ids.get(name)
-                    g_dev(dev)
-                    g_name(name_id if name_id is not None else self._name_id(name))
-                    g_corr(corr)
-                    g_ext(ext)
-                    g_ts(ts)
-                    g_dur(dur)
-                    continue
-                # a cpu_op: inline only when its name states no MoE stage (cached), and its
-                # signature's raw form is cached (see _signature)
-                op = ev["name"]
-                if op.__class__ is not str or stages[op] != 0:
-                    rest(ev, low, kind)
-                    continue
-                raw_dims = args.get("Input Dims")
-                if raw_dims is None:
-                    raw_dims = args.get("Input dims")
-                if raw_dims.__class__ is not list or not raw_dims:
-                    cpu_ops += 1  # no dims: nothing to attach
-                    continue
-                ext = args.get("External id")
-                if ext is None and args.get("external id") is None:
-                    ext = -1
-                pid, tid = ev["pid"], ev["tid"]
-                if (pid.__class__ is not int or tid.__class__ is not int
-                        or ext.__class__ is not int or not -lim < ext < lim):
-                    rest(ev, low, kind)
-                    continue
-                try:
-                    raw_key = dumps((op, raw_dims, args.get("Input type")))
-                except Exception:  # noqa: BLE001 - _signature decides what such a value is
-                    rest(ev, low, kind)
-                    continue
-                # (a key holding "null" is never cached as bytes: _signature keys that triple
-                # by its repr, so the lookup below misses and _signature takes it)
-                hit = sig_cache[raw_key]
-                if pid != last_pid or tid != last_tid:
-                    last_thread = tid_ids[(pid, tid)]
-                    last_pid, last_tid = pid, tid
-                thread = last_thread
-            except KeyError:
-                rest(ev, low, kind)
-                continue
-            cpu_ops += 1
-            if hit is None:
-                continue  # neither dims nor a 0-dim tensor: nothing to attach
-            i = sig_ids.get(hit.key)
-            c_tid(thread)
-            c_ts(ts)
-            c_end(ts + dur)
-            c_ext(ext)
-            c_sig(i if i is not None else self.sig_id(hit))
-        self.runtime_events += runtime
-        self.launch_calls += launches
-        self.graph_launches += graphs
-        self.cpu_ops += cpu_ops
+                    cpu_ops += 1
+                    if sig == -2:  # the signature's id, kept for its raw form
+                        if hit is None:
+                            sig = -1
+                        else:
+                            i = sig_ids.get(hit.key)
+                            sig = i if i is not None else self.sig_id(hit)
+                        raw_sigs[raw_key] = sig
+                    if sig < 0:
+                        continue  # neither dims nor a 0-dim tensor: nothing to attach
+                    c_tid.append(thread)
+                    c_ts.append(ts)
+                    c_end.append(ts + dur)
+                    c_ext.append(ext)
+                    c_sig.append(sig)
+        finally:
+            _flush(pending)
+            self.runtime_events += runtime
+            self.launch_calls += launches
+            self.graph_launches += graphs
+            self.cpu_ops += cpu_ops
 
     def _add(self, ev: Any) -> None:
         """One event (already counted in ``events``)."""
@@ -1031,12 +1114,10 @@ def collect(path: Path, *, chunk: int = _READ_CHUNK,
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
         try:
-            add = col.add_batch
             # decoded JSON holds no cycles and the events die young: the cyclic collector
             # only costs time while the trace is read, so it is paused until then
             with collector_paused():
-                for batch in stream.event_batches():
-                    add(batch)
+                col.add_batches(stream.event_batches())
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
                                 f"({exc})") from None
@@ -1087,13 +1168,21 @@ def choose_device(col: _Collector, device_index: int | None) -> DeviceChoice:
     return DeviceChoice(chosen, per, msg)
 
 
+def _ordered_starts(starts: Sequence[float]) -> bool:
+    """Whether every start is strictly after the one before it (no ties, no NaN)."""
+    return all(map(_lt, starts, islice(starts, 1, None)))
+
+
 def _spans_in_order(c_ts: array[float], c_end: array[float], spans: Sequence[int]) -> bool:
     """Whether ``spans`` already run by start, and by end from the latest among equal starts
     (what a trace written in time order gives): then sorting would leave them as they are."""
+    every = _every(spans, len(c_ts))
+    if _ordered_starts(c_ts if every else array("d", map(c_ts.__getitem__, spans))):
+        return True  # strictly increasing starts: no tie for the ends to order
     prev_ts = prev_end = 0.0
     first = True
     pairs: Iterable[tuple[float, float]] = (
-        zip(c_ts, c_end) if _every(spans, len(c_ts)) else ((c_ts[j], c_end[j]) for j in spans))
+        zip(c_ts, c_end) if every else ((c_ts[j], c_end[j]) for j in spans))
     for ts, end in pairs:
         if not first and (ts < prev_ts or (ts == prev_ts and end > prev_end)):
             return False
@@ -1101,63 +1190,94 @@ def _spans_in_order(c_ts: array[float], c_end: array[float], spans: Sequence[int
     return True
 
 
+def _holes_cut(n: int, skip: frozenset[int]) -> list[tuple[int, int]]:
+    """The runs of positions below ``n`` that are not in ``skip``, as (start, stop) pairs."""
+    out: list[tuple[int, int]] = []
+    lo = 0
+    for hole in sorted(h for h in skip if 0 <= h < n):
+        if hole > lo:
+            out.append((lo, hole))
+        lo = hole + 1
+    if lo < n:
+        out.append((lo, n))
+    return out
+
+
 def _queries_in_order(q_ts: array[float], queries: Sequence[int],
                       skip: frozenset[int] = frozenset()) -> bool:
-    prev = -math.inf
-    times: Iterable[float] = (
-        q_ts if _every(queries, len(q_ts)) and not skip
-        else (q_ts[p] for p in queries if p not in skip))
-    for t in times:
-        if t < prev:
-            return False
-        prev = t
-    return True
+    """Whether the times of ``queries`` (none of ``skip``) never decrease (NaN compares as
+    in order, as ``t < prev`` says)."""
+    if not _every(queries, len(q_ts)):
+        return not any(starmap(_gt, pairwise(q_ts[p] for p in queries if p not in skip)))
+    if not skip:
+        return not any(map(_gt, q_ts, islice(q_ts, 1, None)))
+    view = memoryview(q_ts)  # the runs between the skipped, read in place
+    return not any(starmap(_gt, pairwise(chain.from_iterable(
+        view[lo:hi] for lo, hi in _holes_cut(len(q_ts), skip)))))
 
 
 def _innermost(c_ts: array[float], c_end: array[float], spans: Sequence[int],
                q_ts: array[float], queries: Sequence[int], out: array[int],
                skip: frozenset[int] = frozenset()) -> None:
     """For each query position ``p`` (time ``q_ts[p]``; none of ``skip``) store in ``out[p]`` the
-    index ``j`` of the innermost span (``c_ts[j]``..``c_end[j]``) enclosing it. Spans and
-    queries are taken in time order: sorted copies, unless already in it (typed arrays or
-    ranges then, a machine word each or nothing)."""
+    index ``j`` of the innermost span (``c_ts[j]``..``c_end[j]``) enclosing it: the last one,
+    in time order, that has begun by ``q_ts[p]`` and not ended before it. Spans and queries are
+    taken in time order: sorted copies, unless already in it (typed arrays or ranges then, a
+    machine word each or nothing)."""
     if not isinstance(spans, (array, range)) or not _spans_in_order(c_ts, c_end, spans):
         spans = sorted(spans, key=c_end.__getitem__, reverse=True)
         spans.sort(key=c_ts.__getitem__)  # stable: equal starts keep the outer (longer) first
+    every_query = _every(queries, len(q_ts))
     if not isinstance(queries, (array, range)) or not _queries_in_order(q_ts, queries, skip):
         queries = sorted((p for p in queries if p not in skip), key=q_ts.__getitem__)
         skip = frozenset()
+        every_query = False
     # the spans' starts and ends in that order (typed arrays: a machine word per span, not a
-    # float object); the stack holds positions in it. Every span in index order (one thread):
-    # the arrays themselves
-    if isinstance(spans, range) and spans == range(len(c_ts)) and len(c_end) == len(c_ts):
-        s_start, s_end = c_ts, c_end
+    # float object). Every span in index order (one thread): the arrays themselves
+    same = _every(spans, len(c_ts)) and len(c_end) == len(c_ts)
+    s_start = c_ts if same else array("d", map(c_ts.__getitem__, spans))
+    s_end = c_end if same else array("d", map(c_end.__getitem__, spans))
+    # the queries in time order, with their positions (the skipped left out)
+    each: Iterable[tuple[int, float]]
+    if every_query and not skip:
+        each = enumerate(q_ts)
+    elif every_query:  # the runs between the skipped, read in place
+        view = memoryview(q_ts)
+        each = chain.from_iterable(zip(range(lo, hi), view[lo:hi])
+                                   for lo, hi in _holes_cut(len(q_ts), skip))
+    elif skip:
+        each = ((p, q_ts[p]) for p in queries if p not in skip)
     else:
-        s_start = array("d", [0.0]) * len(spans)
-        s_end = array("d", [0.0]) * len(spans)
-        for k, j in enumerate(spans):
-            s_start[k] = c_ts[j]
-            s_end[k] = c_end[j]
-    stack: list[int] = []
+        each = zip(queries, map(q_ts.__getitem__, queries))
+    # A sweep: the open spans form a stack (each pushed when it begins, popped once it has
+    # ended: spans may overlap without nesting, so one below the top may end first and stays
+    # until it surfaces). The top is kept apart, with its end, above a sentinel that never
+    # ends; the top after popping at t is the innermost span still open at t (every span
+    # above it ended before t).
+    inf = math.inf
+    stack: list[tuple[float, int]] = []
+    top_end, top = inf, -1
+    n_spans = len(s_start)
     si = 0
-    n_spans = len(spans)
-    each: Iterable[tuple[int, float]] = (
-        enumerate(q_ts) if _every(queries, len(q_ts)) else ((p, q_ts[p]) for p in queries))
+    nxt = s_start[0] if n_spans else inf
     for p, t in each:
-        if skip and p in skip:
-            continue
-        while si < n_spans and s_start[si] <= t:
-            start = s_start[si]
-            while stack and s_end[stack[-1]] < start:
-                stack.pop()
-            stack.append(si)
-            si += 1
-        while stack and s_end[stack[-1]] < t:
-            stack.pop()
-        # spans may overlap without nesting: the top of the stack is now the innermost span
-        # still open at t (every span above it ended before t and was popped)
-        if stack:
-            out[p] = spans[stack[-1]]
+        if nxt <= t:
+            while True:
+                while top_end < nxt:
+                    top_end, top = stack.pop()
+                stack.append((top_end, top))
+                top_end, top = s_end[si], si
+                si += 1
+                if si == n_spans:
+                    nxt = inf
+                    break
+                nxt = s_start[si]
+                if not nxt <= t:
+                    break
+        while top_end < t:
+            top_end, top = stack.pop()
+        if top >= 0:
+            out[p] = top if same else spans[top]
 
 
 _SKIP_MAX = 1024  # rows without a launch skipped by position in a one-thread join
@@ -1363,66 +1483,147 @@ def _launching_ops(col: _Collector, rows: Sequence[int], launches: _Launches) ->
     n = len(rows)
     g_ext, g_geom = col.g_ext, col.g_geom
     every = isinstance(rows, range) and rows == range(len(g_geom))
-    out = _Shaped(array(_index_code(len(col.sigs)), [-1]) * n, array("b", [HOW_NONE]) * n,
-                  array(_index_code(_MAX_GEOMS), g_geom if every else (g_geom[i] for i in rows)),
-                  array(_index_code(len(col.modules)), [-1]) * n,
-                  array(_index_code(len(col.c_ts)), [-1]) * n)
+    geom = array(_index_code(_MAX_GEOMS), g_geom if every else (g_geom[i] for i in rows))
+    module = array(_index_code(len(col.modules)), [-1]) * n
+    sig_code, event_code = _index_code(len(col.sigs)), _index_code(len(col.c_ts))
     if not n or not col.c_sig:
-        return out
+        return _Shaped(array(sig_code, [-1]) * n, array("b", [HOW_NONE]) * n, geom, module,
+                       array(event_code, [-1]) * n)
     span_of = _innermost_by_thread(launches.tid, launches.ts, col.c_tid, col.c_ts, col.c_end)
+    # the rows without a span (-1): found by searching when few
+    holes = _positions(span_of, -1)
+    if holes is None:
+        holes = [p for p, j in enumerate(span_of) if j < 0]
+    # the signature of the span found (a hole reads the last span's, then is set to -1)
     c_sig = col.c_sig
-    sig_of, how = out.sig, out.how
-    if span_of.typecode == out.event.typecode:
-        out.event = span_of  # the launching event of each row is the span found (-1: none)
-        for p, j in enumerate(span_of):
-            if j >= 0:
-                sig_of[p] = c_sig[j]
-                how[p] = HOW_ENCLOSING
-    else:
-        for p, j in enumerate(span_of):
-            if j >= 0:
-                sig_of[p] = c_sig[j]
-                how[p] = HOW_ENCLOSING
-                out.event[p] = j
-    event = out.event
+    sig_of = array(sig_code, map(c_sig.__getitem__, span_of))
+    how = array("b", [HOW_ENCLOSING]) * n
+    for p in holes:
+        sig_of[p] = -1
+        how[p] = HOW_NONE
+    # the launching event of each row is the span found (-1: none)
+    event = span_of if span_of.typecode == event_code else array(event_code, span_of)
     del span_of
-    exts: Iterable[int] = g_ext if every else (g_ext[i] for i in rows)
-    missing = {ext for ext, sig in zip(exts, sig_of, strict=True) if sig < 0 and ext >= 0}
+    out = _Shaped(sig_of, how, geom, module, event)
+    missing = {ext for ext in (g_ext[rows[p]] for p in holes) if ext >= 0}
     if missing:
         by_ext: dict[int, int] = {}
         for j, ext in enumerate(col.c_ext):
             if ext in missing and ext not in by_ext:
                 by_ext[ext] = j
-        for p in range(n):
-            if sig_of[p] < 0:
-                j = by_ext.get(g_ext[rows[p]], -1)
-                if j >= 0:
-                    sig_of[p] = c_sig[j]
-                    how[p] = HOW_EXTERNAL_ID
-                    event[p] = j
+        for p in holes:
+            j = by_ext.get(g_ext[rows[p]], -1)
+            if j >= 0:
+                sig_of[p] = c_sig[j]
+                how[p] = HOW_EXTERNAL_ID
+                event[p] = j
     return out
 
 
-def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int],
-                   top: Sequence[int],
-                   shaped: _Shaped, launches: _Launches) -> None:
-    """The upstream ``shapes``/``dtypes`` of the kernels in ``aggs`` (their row positions:
-    ``top``): the distinct shape sets, most launches first (at most ``MAX_SHAPES``), and the
-    tensor types they carry."""
-    g_name, sig_of, graph = col.g_name, shaped.sig, launches.graph
-    counts: dict[tuple[int, int], int] = {}
-    replayed: dict[int, int] = {}
-    each: Iterable[tuple[int, int, int]]
-    if _every(rows, len(g_name)) and _every(top, len(rows)):
-        each = zip(g_name, sig_of, graph)
+def _multi_kernel_events(col: _Collector, rows: Sequence[int], shaped: _Shaped
+                         ) -> dict[int, list[int]]:
+    """The launching-op events that launched kernels of several names, with the names of the
+    kernels each launched (in row order, the first one first)."""
+    events, g_name = shaped.event, col.g_name
+    prev = -1
+    for ev in events:  # every event launching at most one row: none (a quick look first)
+        if ev >= 0:
+            if ev <= prev:
+                break
+            prev = ev
     else:
-        each = ((g_name[rows[p]], sig_of[p], graph[p]) for p in top)
-    for nid, sig, replay in each:
-        if sig >= 0:
-            key = (nid, sig)
-            counts[key] = counts.get(key, 0) + 1
-        elif replay:
+        return {}
+    # events are numbered densely from 0 (captured ones past the trace's), so the first
+    # kernel of each is kept in a typed array indexed by the event (-1: none yet)
+    first = array(_index_code(len(col.names)), [-1]) * (max(events, default=-1) + 1)
+    multi: dict[int, list[int]] = {}
+    launched: Iterable[tuple[int, int]] = (
+        zip(events, g_name) if _every(rows, len(g_name))
+        else ((ev, g_name[rows[p]]) for p, ev in enumerate(events)))
+    for ev, nid in launched:
+        if ev < 0:
+            continue
+        was = first[ev]
+        if was < 0:
+            first[ev] = was = nid
+        if was != nid or ev in multi:
+            multi.setdefault(ev, [was]).append(nid)
+    return multi
+
+
+def _attach_rows(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int],
+                 top: Sequence[int], shaped: _Shaped, launches: _Launches,
+                 steps: list[_Step], step_of: array[int]) -> ServingInfo | None:
+    """What the entries in ``aggs`` keep of their rows (positions ``top``), in one pass:
+
+    * the upstream ``shapes``/``dtypes``: the distinct shape sets, most launches first (at
+      most ``MAX_SHAPES``), and the tensor types they carry;
+    * per phase: calls, time and M (a row's phase: the regime of its step);
+    * one instance per (kernel, launching op signature, geometry, how found, module): its
+      calls, time, per-phase calls and time, and the other kernels its op calls launched.
+
+    Returns the serving block's step accounting. Every sum runs in row order."""
+    g_name, g_dur = col.g_name, col.g_dur
+    multi = _multi_kernel_events(col, rows, shaped)
+    regime_of = [s.regime for s in steps] + [-1]  # index -1 (in no step): the sentinel
+    m_of = [s.m for s in steps] + [0]
+    each: Iterable[tuple[int, float, int, int, int, int, int, int, int]]
+    if _every(rows, len(g_name)) and _every(top, len(rows)):
+        # (the events matter only for ops that launched several kernels, the replay flags
+        # only with graph launches)
+        each = zip(g_name, g_dur, shaped.sig, shaped.geom, shaped.how, shaped.module,
+                   shaped.event if multi else repeat(-1), step_of,
+                   launches.graph if col.graph_corr else repeat(0))
+    else:
+        sig_of, geom_of, how_of = shaped.sig, shaped.geom, shaped.how
+        module_of, event_of, graph = shaped.module, shaped.event, launches.graph
+        each = ((g_name[rows[p]], g_dur[rows[p]], sig_of[p], geom_of[p], how_of[p],
+                 module_of[p], event_of[p], step_of[p], graph[p]) for p in top)
+    # instance key -> [calls, µs, {regime: [calls, µs]}, {other kernel: launches}, per regime:
+    # (its entry in that dict, the kernel's in ``phases``)]
+    instances: dict[tuple[int, int, int, int, int], list[Any]] = {}
+    # (kernel, regime) -> [calls, µs, {M: calls}]
+    phases: dict[tuple[int, int], list[Any]] = {}
+    replayed: dict[int, int] = {}  # kernel -> its launches replayed with no launching op
+    for nid, dur, sig, geom, how, module, event, k, replay in each:
+        key = (nid, sig, geom, how, module)
+        a = instances.get(key)
+        if a is None:
+            a = instances[key] = [0, 0.0, {}, {}, [None, None]]
+        a[0] += 1
+        a[1] += dur
+        if replay and sig < 0:
             replayed[nid] = replayed.get(nid, 0) + 1
+        if multi:
+            others = multi.get(event)
+            if others:
+                seen = a[3]
+                for other in set(others):
+                    if other != nid:
+                        seen[other] = seen.get(other, 0) + 1
+        regime = regime_of[k]
+        if regime < 0:
+            continue
+        both = a[4][regime]
+        if both is None:
+            per = a[2][regime] = [0, -0.0]  # (-0.0 + dur is dur, whatever its sign)
+            ph = phases.get((nid, regime))
+            if ph is None:
+                ph = phases[(nid, regime)] = [0, 0.0, {}]
+            both = a[4][regime] = (per, ph)
+        per, ph = both
+        per[0] += 1
+        per[1] += dur
+        ph[0] += 1
+        ph[1] += dur
+        hist = ph[2]
+        m = m_of[k]
+        hist[m] = hist.get(m, 0) + 1
+    # shapes and dtypes
+    counts: dict[tuple[int, int], int] = {}
+    for (nid, sig, _geom, _how, _module), a in instances.items():
+        if sig >= 0:
+            counts[(nid, sig)] = counts.get((nid, sig), 0) + a[0]
     for (name_id, sig), _c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         agg = aggs[name_id]
         found = col.sigs[sig]
@@ -1436,77 +1637,43 @@ def _attach_shapes(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[i
         agg.notes.append(f"no shapes for {n_replayed:,} of {agg.calls:,} launches: replayed from "
                          "a CUDA/HIP graph (no launching op in this trace; a graph-capture trace "
                          "gives them: --capture)")
-
-
-def _attach_instances(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int],
-                      top: Sequence[int],
-                      shaped: _Shaped, phase_of: array[int]) -> None:
-    """One instance per (kernel, launching op signature, geometry, how found): its calls, time
-    and per-phase calls and time, bounded (:func:`importers.instances.bound`)."""
-    g_name, g_dur = col.g_name, col.g_dur
-    # the kernels each launching-op event launched, for the events that launched several;
-    # events are numbered densely from 0 (captured ones past the trace's), so the first
-    # kernel of each is kept in a typed array indexed by the event (-1: none yet)
-    first = array(_index_code(len(col.names)), [-1]) * (max(shaped.event, default=-1) + 1)
-    multi: dict[int, list[int]] = {}
-    every = _every(rows, len(g_name))
-    launched: Iterable[tuple[int, int]] = (
-        zip(shaped.event, g_name) if every
-        else ((ev, g_name[rows[p]]) for p, ev in enumerate(shaped.event)))
-    for ev, nid in launched:
-        if ev < 0:
-            continue
-        was = first[ev]
-        if was < 0:
-            first[ev] = was = nid
-        if was != nid or ev in multi:
-            multi.setdefault(ev, [was]).append(nid)
-    del first
-    acc: dict[tuple[int, int, int, int, int], list[Any]] = {}
-    sig_of, geom_of, how_of = shaped.sig, shaped.geom, shaped.how
-    module_of, event_of = shaped.module, shaped.event
-    each: Iterable[tuple[int, float, int, int, int, int, int, int]]
-    if every and _every(top, len(rows)):
-        each = zip(g_name, g_dur, sig_of, geom_of, how_of, module_of, event_of, phase_of)
-    else:
-        each = ((g_name[rows[p]], g_dur[rows[p]], sig_of[p], geom_of[p], how_of[p],
-                 module_of[p], event_of[p], phase_of[p]) for p in top)
-    for nid, dur, sig, geom, how, module, event, ph in each:
-        key = (nid, sig, geom, how, module)
-        a = acc.get(key)
-        if a is None:
-            a = acc[key] = [0, 0.0, {}, {}]
-        a[0] += 1
-        a[1] += dur
-        if multi:
-            others = multi.get(event)
-            if others:
-                seen = a[3]
-                for other in set(others):
-                    if other != nid:
-                        seen[other] = seen.get(other, 0) + 1
-        if ph >= 0:
-            per = a[2].get(ph)
-            if per is None:
-                a[2][ph] = [1, dur]
-            else:
-                per[0] += 1
-                per[1] += dur
-    for (nid, sig, geom, how, mod), (calls, us, per, along) in acc.items():
-        found = col.sigs[sig] if sig >= 0 else None
+    # phases
+    for (nid, regime), (count, total_us, hist) in phases.items():
+        aggs[nid].by_phase[PHASES[regime]] = PhaseAgg(count, total_us, hist)
+    # instances
+    for (nid, sig, geom, how, mod), (calls, us, per_phase, along, _refs) in instances.items():
+        of = col.sigs[sig] if sig >= 0 else None
         grid, block = col.geoms[geom] if geom >= 0 else (None, None)
         aggs[nid].instances.append(InstanceAgg(
-            op=found.op if found else None,
-            dims=found.dims if found else (),
-            types=found.types if found else (),
+            op=of.op if of else None,
+            dims=of.dims if of else (),
+            types=of.types if of else (),
             grid=grid, block=block,
             source=HOW_NAMES.get(how),
             module=col.modules[mod] if mod >= 0 else None,
             calls=calls, total_us=us,
-            by_phase={PHASES[ph]: (c, t) for ph, (c, t) in sorted(per.items())},
+            by_phase={PHASES[ph]: (c, t) for ph, (c, t) in sorted(per_phase.items())},
             with_kernels={col.names[o]: n for o, n in sorted(
                 along.items(), key=lambda kv: (-kv[1], kv[0]))[:_MAX_ALONG]},
         ))
+    return _serving_info(steps)
+
+
+def _serving_info(steps: list[_Step]) -> ServingInfo | None:
+    """The serving block's step accounting: the steps that own rows and count in a phase."""
+    counted = [s for s in steps if s.rows and s.regime >= 0]
+    if not counted:
+        return None
+    recs = [s.rec for s in counted]
+    return ServingInfo(
+        n_prefill_steps=sum(1 for s in counted if s.regime == 0),
+        n_decode_steps=sum(1 for s in counted if s.regime == 1),
+        decode_batches=[s.m for s in counted if s.regime == 1],
+        phases=phase_aggregates(recs),
+        families=sorted({r.family for r in recs}),
+        problems=sorted({p for r in recs for p in r.problems})[:8],
+        backfilled=sorted({b for r in recs for b in r.backfilled})[:8],
+    )
 
 
 @dataclass
@@ -1620,19 +1787,23 @@ def _in_order(values: Sequence[float]) -> bool:
 
 
 def _steps_by_run(times: array[float], begin: list[float], ends: list[float],
-                  step_of: array[int]) -> None:
+                  step_of: array[int]) -> list[int]:
     """``step_of[p] = k`` for the rows whose time lies in step ``k`` (the last step begun at or
     before it, when the time is before that step's end), with ``times`` and ``begin`` in
-    order: what bisecting ``begin`` for each row gives, one slice per step."""
+    order: what bisecting ``begin`` for each row gives, one slice per step. Returns the rows
+    of each step."""
     left = bisect.bisect_left
     n, steps = len(times), len(begin)
+    counts = [0] * steps
     lo = left(times, begin[0]) if steps else n
     for k in range(steps):
         hi = left(times, begin[k + 1], lo) if k + 1 < steps else n
         cut = left(times, ends[k], lo, hi)
         if cut > lo:
             step_of[lo:cut] = array(step_of.typecode, [k]) * (cut - lo)
+            counts[k] = cut - lo
         lo = hi
+    return counts
 
 
 def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _Launches
@@ -1647,6 +1818,8 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
     gpu = _outermost([s for s in col.steps if s.key in (device, -1)])
     right = bisect.bisect_right
     matched = 0
+    # the rows of each step (of the CPU steps, then of the ones used)
+    counts = [0] * len(cpu)
     if cpu:
         by_tid: dict[int, list[int]] = {}
         for k, s in enumerate(cpu):
@@ -1659,7 +1832,8 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
                 continue
             k = right(starts[tid], lt) - 1
             if k >= 0 and lt <= cpu_end[ks[k]]:
-                step_of[p] = ks[k]
+                step_of[p] = k = ks[k]
+                counts[k] += 1
                 matched += 1
     if matched or not gpu:
         steps = cpu
@@ -1672,67 +1846,19 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
         if every and _in_order(begin) and _queries_in_order(g_ts, rows):
             # kernels and steps both in time order: each step's kernels are one run of rows,
             # found by bisecting the kernels' times once per step, not the steps once per row
-            _steps_by_run(g_ts, begin, ends, step_of)
+            counts = _steps_by_run(g_ts, begin, ends, step_of)
         else:
+            counts = [0] * len(gpu)
             kernel_ts: Iterable[float] = g_ts if every else (g_ts[i] for i in rows)
             for p, ts in enumerate(kernel_ts):
                 k = right(begin, ts) - 1
                 if k >= 0 and ts < ends[k]:
                     step_of[p] = k
-    for k, n in Counter(step_of).items():
-        if k >= 0:
+                    counts[k] += 1
+    for k, n in enumerate(counts):
+        if n:
             steps[k].rows += n
     return steps, step_of
-
-
-def _attach_phases(aggs: dict[int, KernelAgg], col: _Collector, rows: Sequence[int],
-                   top: Sequence[int],
-                   steps: list[_Step], step_of: array[int]
-                   ) -> tuple[ServingInfo | None, array[int]]:
-    """Per-phase calls, time and M of the kernels in ``aggs`` (row positions ``top``); the
-    phase number of those rows (-1: in no counted step); the serving block's step
-    accounting."""
-    phase_of = array("b", [-1]) * len(rows)
-    g_name, g_dur = col.g_name, col.g_dur
-    acc: dict[tuple[int, int], list[Any]] = {}
-    regime_of = [s.regime for s in steps]
-    m_of = [s.m for s in steps]
-    each: Iterable[tuple[int, tuple[int, int, float]]]
-    if _every(rows, len(g_name)) and _every(top, len(rows)):
-        each = enumerate(zip(step_of, g_name, g_dur))
-    else:
-        each = ((p, (step_of[p], g_name[rows[p]], g_dur[rows[p]])) for p in top)
-    for p, (k, nid, dur) in each:
-        if k < 0:
-            continue
-        regime = regime_of[k]
-        if regime < 0:
-            continue
-        phase_of[p] = regime
-        key = (nid, regime)
-        a = acc.get(key)
-        if a is None:
-            a = acc[key] = [0, 0.0, {}]
-        a[0] += 1
-        a[1] += dur
-        m = m_of[k]
-        hist = a[2]
-        hist[m] = hist.get(m, 0) + 1
-    for (nid, ph), (count, total_us, hist) in acc.items():
-        aggs[nid].by_phase[PHASES[ph]] = PhaseAgg(count, total_us, hist)
-    counted = [s for s in steps if s.rows and s.regime >= 0]
-    if not counted:
-        return None, phase_of
-    recs = [s.rec for s in counted]
-    return ServingInfo(
-        n_prefill_steps=sum(1 for s in counted if s.regime == 0),
-        n_decode_steps=sum(1 for s in counted if s.regime == 1),
-        decode_batches=[s.m for s in counted if s.regime == 1],
-        phases=phase_aggregates(recs),
-        families=sorted({r.family for r in recs}),
-        problems=sorted({p for r in recs for p in r.problems})[:8],
-        backfilled=sorted({b for r in recs for b in r.backfilled})[:8],
-    ), phase_of
 
 
 def import_torch(
@@ -1786,10 +1912,11 @@ def kernel_times(col: _Collector, header: dict[str, Any], path: Path,
     dev = choice.chosen
     stage_labels = _split_moe_stages(col, dev)
     sums: dict[int, list[Any]] = {}
-    total = 0.0
-    launches = 0
+    # the device's time is the chosen device's sum (of its rows, in order: the same sum)
+    total = choice.devices[dev]
+    launches = col.g_dev.count(dev)
     on_dev: Iterable[tuple[int, float]]
-    if col.g_dev.count(dev) == len(col.g_dev):  # one device: every row
+    if launches == len(col.g_dev):  # one device: every row
         on_dev = zip(col.g_name, col.g_dur, strict=True)
     else:
         on_dev = (
@@ -1801,8 +1928,6 @@ def kernel_times(col: _Collector, header: dict[str, Any], path: Path,
             acc = sums[nid] = [0, 0.0]
         acc[0] += 1
         acc[1] += dur
-        total += dur
-        launches += 1
     return KernelTimes(choice, stage_labels, sums, total, launches)
 
 
@@ -1861,9 +1986,7 @@ def import_collected(
     else:
         top_pos = array(_index_code(len(rows)),
                         (p for p, i in enumerate(rows) if g_name[i] in top_aggs))
-    _attach_shapes(col, top_aggs, rows, top_pos, shaped, launches_of)
-    serving, phase_of = _attach_phases(top_aggs, col, rows, top_pos, steps, step_of)
-    _attach_instances(col, top_aggs, rows, top_pos, shaped, phase_of)
+    serving = _attach_rows(col, top_aggs, rows, top_pos, shaped, launches_of, steps, step_of)
     if col.execute_spans and serving is None:
         notes.append(f"{col.execute_spans} step annotation(s) (execute_*, step[...], "
                      "prefill[...]/decode[...]) own no GPU work of this device or are not "
@@ -1900,16 +2023,28 @@ def _evidence_notes(col: _Collector, rows: Sequence[int], shaped: _Shaped, launc
     g_dur, sig, graph, l_tid = col.g_dur, shaped.sig, launches.graph, launches.tid
     no_op = replayed = unlaunched = outside = 0.0
     every = _every(rows, len(g_dur))
-    durs: Iterable[float] = g_dur if every else (g_dur[i] for i in rows)
-    for dur, s, replay, tid, k in zip(durs, sig, graph, l_tid, step_of):  # one pass for all
-        if s < 0:
+    no_sig, no_step = _positions(sig, -1), _positions(step_of, -1)
+    if no_sig is None or no_step is None:  # many: one pass for all
+        durs: Iterable[float] = g_dur if every else (g_dur[i] for i in rows)
+        for dur, s, replay, tid, k in zip(durs, sig, graph, l_tid, step_of):
+            if s < 0:
+                no_op += dur
+                if replay:
+                    replayed += dur
+                if tid < 0:
+                    unlaunched += dur
+            if k < 0:
+                outside += dur
+    else:  # a few: those rows alone (in the same order)
+        for p in no_sig:
+            dur = g_dur[rows[p]]
             no_op += dur
-            if replay:
+            if graph[p]:
                 replayed += dur
-            if tid < 0:
+            if l_tid[p] < 0:
                 unlaunched += dur
-        if k < 0:
-            outside += dur
+        for p in no_step:
+            outside += g_dur[rows[p]]
     if col.cpu_ops and no_op > 0:
         parts = []
         if replayed:
@@ -1934,7 +2069,7 @@ def _evidence_notes(col: _Collector, rows: Sequence[int], shaped: _Shaped, launc
 
 
 _EMBEDDING_OPS = ("aten::embedding", "aten::embedding_bag")
-_BACKWARD = re.compile(r"backward|autograd::engine", re.IGNORECASE)
+_BACKWARD = lazy_compile(r"backward|autograd::engine", re.IGNORECASE)
 
 
 def regime_evidence(col: _Collector, serving: ServingInfo | None) -> dict[str, Any]:

@@ -60,5 +60,49 @@ def test_steps_by_run_is_the_per_row_bisect() -> None:
             if k >= 0 and ts < ends[k]:
                 want[p] = k
         got = array("i", [-1]) * len(times)
-        _steps_by_run(times, begin, ends, got)
+        counts = _steps_by_run(times, begin, ends, got)
         assert got == want, (list(times), begin, ends)
+        assert counts == [list(want).count(k) for k in range(len(begin))]
+
+
+def _brute_innermost(q_tid: array[int], q_ts: array[float], s_tid: array[int],
+                     s_ts: array[float], s_end: array[float]) -> list[int]:
+    """The definition: of the spans on the query's thread that have begun by its time and not
+    ended before it, the last in time order (by start, the longer first among equal starts,
+    then in index order)."""
+    out = []
+    for tid, t in zip(q_tid, q_ts):
+        open_ = [j for j in range(len(s_ts))
+                 if tid >= 0 and s_tid[j] == tid and s_ts[j] <= t <= s_end[j]]
+        out.append(max(open_, key=lambda j: (s_ts[j], -s_end[j], j)) if open_ else -1)
+    return out
+
+
+def test_innermost_is_the_last_open_span() -> None:
+    """The sweep (one thread, several, spans and queries in time order or not, nested,
+    overlapping, touching and equal spans, rows without a launch) gives the definition."""
+    rng = random.Random(5)
+    for case in range(400):
+        threads = [3] if case % 2 else [3, 4, 8]
+        spans = []
+        for _ in range(rng.randint(0, 30)):
+            start = float(rng.randint(0, 20)) + rng.choice([0.0, 0.5])
+            spans.append((rng.choice(threads), start,
+                          start + rng.choice([0.0, 0.5, 1.0, 2.0, 6.0, 15.0])))
+        if case % 3:
+            spans.sort(key=lambda s: (s[1], -s[2]))
+        s_tid = array("q", [s[0] for s in spans])
+        s_ts = array("d", [s[1] for s in spans])
+        s_end = array("d", [s[2] for s in spans])
+        queries = [(rng.choice(threads), rng.choice([float(rng.randint(-1, 40)),
+                                                     rng.uniform(-1, 40)]))
+                   for _ in range(rng.randint(1, 40))]
+        if case % 5:
+            queries.sort(key=lambda q: q[1])
+        q_tid = array("q", [q[0] for q in queries])
+        q_ts = array("d", [q[1] for q in queries])
+        for _hole in range(rng.randint(0, 2)):
+            p = rng.randrange(len(q_ts))
+            q_tid[p], q_ts[p] = -1, 0.0  # as _find_launches leaves a row without a launch
+        got = _innermost_by_thread(q_tid, q_ts, s_tid, s_ts, s_end)
+        assert got.tolist() == _brute_innermost(q_tid, q_ts, s_tid, s_ts, s_end), case
