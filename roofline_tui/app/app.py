@@ -39,8 +39,8 @@ with collector_paused(freeze=True):
     from roofline_tui.app.widgets.rankings import Rankings
     from roofline_tui.app.widgets.round_stub import follow, new_round_select, show_rounds, stub_for
     from roofline_tui.core.analyze import AnalyzeOptions
+    from roofline_tui.core.api import RoundResult, RoundSources
     from roofline_tui.core.layout import round_label
-    from roofline_tui.core.rounds.analysis import RoundResult, RoundSources
 
 if TYPE_CHECKING:
     from textual.widgets import Input, Select, TabbedContent

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.api import RoundResult
 
 
 @dataclass

@@ -18,7 +18,7 @@ from roofline_tui.core.textsafe import printable
 if TYPE_CHECKING:
     from roofline_tui.app.decisions import Note
     from roofline_tui.app.session import Session
-    from roofline_tui.core.rounds.analysis import RoundResult
+    from roofline_tui.core.api import RoundResult
 
 
 # how each piece of the next-target line looks (core.reading.next_parts says what each is)

@@ -53,7 +53,7 @@ def history_view(e: Entry, history: Any) -> RenderableType:
     contradiction flags (spec §8.3–§8.4). ``history`` is the engine's RoundHistory."""
     if history is None:
         return Text("single round: nothing to compare (round_* siblings appear here)", style=DIM)
-    from roofline_tui.core.rounds.series import kernel_series
+    from roofline_tui.core.api import kernel_series
 
     series = kernel_series(history, e.name, e.regime)
     if series is None or not series.points:
@@ -97,7 +97,7 @@ def rounds_view(history: Any, shown_label: str | int | None) -> RenderableType:
     """One row per round: heads, total GPU time, throughput, e2e change, contradictions."""
     if history is None:
         return Text("single round: the Rounds view compares round_* siblings", style=DIM)
-    from roofline_tui.core.rounds.series import round_summary_rows
+    from roofline_tui.core.api import round_summary_rows
 
     t = Table(box=None, pad_edge=False, header_style=LABEL_STYLE)
     for col, justify in (("round", "left"), ("stage", "left"), ("heads", "right"),

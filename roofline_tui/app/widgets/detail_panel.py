@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from textual.widgets import TabbedContent
 
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
-    from roofline_tui.core.rounds.analysis import RoundResult
+    from roofline_tui.core.api import RoundResult
 
 PANES = (
     ("summary", "Summary"),

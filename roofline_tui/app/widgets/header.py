@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from roofline_tui.app import view
 from roofline_tui.app.session import Session
-from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.api import RoundResult
 
 
 def render_header(where: DOMNode, session: Session, display_name: str, *, demo: bool) -> None:

@@ -22,7 +22,7 @@ from roofline_tui.app.view import rankings as rk
 from roofline_tui.app.view.header import is_advisory
 from roofline_tui.app.view.styles import MARKER_GAP, headroom_marker
 from roofline_tui.app.widgets.rank_table import RankTable
-from roofline_tui.core.rounds.analysis import RoundResult
+from roofline_tui.core.api import RoundResult
 from roofline_tui.core.textsafe import printable
 
 BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
