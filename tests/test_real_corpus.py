@@ -20,7 +20,7 @@ import pytest
 from roofline_tui.core.measured import load_counters
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.tables import import_nsys, import_rocprofv3
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 from tests.paths import REAL_FORMATS
 
 REAL = REAL_FORMATS
@@ -88,7 +88,7 @@ def _check_torch(path: Path, text: str) -> None:
             calls[dev] += 1
             by_name[(dev, str(e.get("name")))] += float(e["dur"])
     try:
-        doc = import_torch(path, top=10_000, progress=False).doc
+        doc = import_torch(path, TorchOptions(top=10_000), progress=False).doc
     except ImportProblem as exc:
         assert not per_dev, f"{path.name}: refused although it has GPU events: {exc}"
         _one_line_naming(exc)
@@ -355,7 +355,7 @@ def test_tracelens_reference() -> None:
     rows = list(csv.DictReader(io.StringIO(ref.read_text())))
     ref_us = sum(float(r["Kernel duration (µs)_sum"]) for r in rows)
     ref_calls = sum(int(r["Kernel duration (µs)_count"]) for r in rows)
-    doc = import_torch(trace, top=10_000, progress=False).doc
+    doc = import_torch(trace, TorchOptions(top=10_000), progress=False).doc
     kernels = [k for k in doc["top_kernels"] if k["classification"] != "memory"
                and not k["name"].startswith(("Memset", "Memcpy"))]
     assert sum(k["calls"] for k in kernels) == ref_calls

@@ -196,13 +196,15 @@ def run_torch(args: argparse.Namespace) -> int:
     # the torch importer: only for this command
     from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.ranks import import_ranks
+    from roofline_tui.importers.torch_trace import TorchOptions
 
     try:
         captures = _capture_files(args.capture) if args.capture else None
-        ranked = import_ranks(args.trace, rank=args.rank, top=_top(args),
-                              device_index=args.device_index, isl=args.isl, osl=args.osl,
-                              conc=args.conc, capture_sizes=_capture_sizes(args.capture_sizes),
-                              captures=captures, discover=not args.no_capture_discovery)
+        options = TorchOptions(top=_top(args), isl=args.isl, osl=args.osl, conc=args.conc,
+                               capture_sizes=_capture_sizes(args.capture_sizes),
+                               captures=captures, discover=not args.no_capture_discovery)
+        ranked = import_ranks(args.trace, options, rank=args.rank,
+                              device_index=args.device_index)
         result = ranked.result
         if ranked.message:
             print(shown(ranked.message))

@@ -33,10 +33,12 @@ from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
 from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
-from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem
+from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.device import from_kineto
 from roofline_tui.importers.torch_trace import (
+    DEFAULT_OPTIONS,
     TorchImport,
+    TorchOptions,
     collect,
     import_collected,
     import_torch,
@@ -165,25 +167,17 @@ def _rank_of(path: Path, header: dict[str, Any]) -> int:
 
 def import_ranks(
     given: Sequence[Path],
+    options: TorchOptions = DEFAULT_OPTIONS,
     *,
     rank: int | None = None,
-    top: int = DEFAULT_TOP,
     device_index: int | None = None,
-    isl: int | None = None,
-    osl: int | None = None,
-    conc: int | None = None,
-    capture_sizes: Iterable[int] | None = None,
-    captures: Sequence[Path] | None = None,
-    discover: bool = True,
     progress: bool = True,
 ) -> RanksImport:
     """The Top-N of one rank of several (module docstring); nothing is written. One trace
     without ``rank`` is imported exactly as :func:`import_torch` does."""
     paths = rank_traces(given)
     if len(paths) == 1 and rank is None:
-        one = import_torch(paths[0], top=top, device_index=device_index, isl=isl, osl=osl,
-                           conc=conc, capture_sizes=capture_sizes, captures=captures,
-                           discover=discover, progress=progress)
+        one = import_torch(paths[0], options, device_index=device_index, progress=progress)
         return RanksImport(result=one, rank=None, chosen_by="", ranks=[], message="")
     from roofline_tui.importers.spread import RankKernels, attach_spread
 
@@ -210,9 +204,7 @@ def import_ranks(
             slower = best is None or times.total_us > kept[best_rank].total_us or (
                 times.total_us == kept[best_rank].total_us and r < best_rank)
             if (r == rank) if rank is not None else slower:
-                best = import_collected(col, header, path, times, top=top, isl=isl, osl=osl,
-                                        conc=conc, capture_sizes=capture_sizes,
-                                        captures=captures, discover=discover,
+                best = import_collected(col, header, path, times, options,
                                         identify_device=False)
                 best_rank, best_header, best_name = r, header, path.name
         except ImportProblem as exc:

@@ -54,7 +54,7 @@ from itertools import chain, islice, pairwise, repeat, starmap
 from operator import gt as _gt
 from operator import lt as _lt
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
@@ -1861,26 +1861,36 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
     return steps, step_of
 
 
+class TorchOptions(NamedTuple):
+    """What a trace import keeps and joins, whichever function runs it (one trace, one of
+    several ranks, a trace already collected): how many kernels, the workload the Top-N is
+    labelled with, the graph-capture sizes and traces, and whether captures beside the trace
+    are looked for."""
+
+    top: int = DEFAULT_TOP
+    isl: int | None = None
+    osl: int | None = None
+    conc: int | None = None
+    capture_sizes: Iterable[int] | None = None
+    captures: Sequence[Path] | None = None
+    discover: bool = True
+
+
+DEFAULT_OPTIONS = TorchOptions()
+
+
 def import_torch(
     path: Path,
+    options: TorchOptions = DEFAULT_OPTIONS,
     *,
-    top: int = DEFAULT_TOP,
     device_index: int | None = None,
-    isl: int | None = None,
-    osl: int | None = None,
-    conc: int | None = None,
-    capture_sizes: Iterable[int] | None = None,
-    captures: Sequence[Path] | None = None,
-    discover: bool = True,
     progress: bool = True,
     chunk: int = _READ_CHUNK,
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)
     times = kernel_times(col, header, Path(path), device_index)
-    result = import_collected(col, header, Path(path), times, top=top, isl=isl, osl=osl,
-                              conc=conc, capture_sizes=capture_sizes, captures=captures,
-                              discover=discover, identify_device=False)
+    result = import_collected(col, header, Path(path), times, options, identify_device=False)
     del col, times  # the device is identified (the peak table read) without the trace's arrays
     result.device_info = from_kineto(header, result.device.chosen, Path(path).name)
     return result
@@ -1936,20 +1946,15 @@ def import_collected(
     header: dict[str, Any],
     path: Path,
     times: KernelTimes,
+    options: TorchOptions = DEFAULT_OPTIONS,
     *,
-    top: int = DEFAULT_TOP,
-    isl: int | None = None,
-    osl: int | None = None,
-    conc: int | None = None,
-    capture_sizes: Iterable[int] | None = None,
-    captures: Sequence[Path] | None = None,
-    discover: bool = True,
     identify_device: bool = True,
 ) -> TorchImport:
     """The Top-N document of a trace already read (:func:`collect`, :func:`kernel_times`).
     ``identify_device=False`` leaves ``device_info`` unset: the caller sets it with
     :func:`importers.device.from_kineto` once it has dropped the collector (that reads the peak
     table, whose models need not share the memory with the trace's arrays)."""
+    top, isl, osl, conc, capture_sizes, captures, discover = options
     choice, stage_labels = times.choice, times.stage_labels
     dev, total, launches = choice.chosen, times.total_us, times.launches
     aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 
 from .conftest import REAL, need
 
@@ -64,7 +64,7 @@ def test_per_kernel_shares_agree_with_hta(sample: str, tmp_path: Path) -> None:
     assert theirs_total > 0
 
     compare_src = _hta_rounded(src, tmp_path / "rounded.json") if _fractional(src) else src
-    ours = import_torch(compare_src, top=10**6, progress=False).doc
+    ours = import_torch(compare_src, TorchOptions(top=10**6), progress=False).doc
     ours_total = sum(k["total_ms"] for k in ours["top_kernels"])
     compared = 0
     for k in ours["top_kernels"]:
@@ -76,5 +76,5 @@ def test_per_kernel_shares_agree_with_hta(sample: str, tmp_path: Path) -> None:
         compared += 1
     assert compared >= 1
 
-    exact = import_torch(src, top=10**6, progress=False).doc
+    exact = import_torch(src, TorchOptions(top=10**6), progress=False).doc
     assert exact["total_gpu_time_ms"] >= ours["total_gpu_time_ms"]  # our own totals stay exact

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from roofline_tui.importers.common import write_round
 from roofline_tui.importers.synth import GEMM, SynthSpec, write_trace
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 from tests.paths import REPO_ROOT
 
 
 def test_imported_topn_is_analyzed(tmp_path: Path) -> None:
     trace = write_trace(tmp_path / "t.json", SynthSpec())
     round_dir = tmp_path / "profile" / "round_0"
-    doc = import_torch(trace, isl=1024, osl=128, conc=8, progress=False).doc
+    doc = import_torch(trace, TorchOptions(isl=1024, osl=128, conc=8), progress=False).doc
     write_round(doc, round_dir)
     proc = subprocess.run(
         [sys.executable, "-m", "roofline_tui", "analyze", str(round_dir), "--device", "MI300X",

@@ -10,7 +10,7 @@ import pytest
 
 from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import MOE, NORM, SynthSpec, synthetic_trace, write_trace
-from roofline_tui.importers.torch_trace import import_torch, parse_step
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch, parse_step
 
 from .conftest import REAL, need
 
@@ -37,7 +37,7 @@ def _independent(path: Path) -> tuple[dict[str, list[float]], float]:
 def test_real_torch_trace_numbers(sample: str) -> None:
     path = need(TORCH / sample)
     per, total = _independent(path)
-    doc = import_torch(path, top=1000, progress=False).doc
+    doc = import_torch(path, TorchOptions(top=1000), progress=False).doc
     assert doc["source"] == "torch-trace"
     assert doc["total_gpu_time_ms"] == pytest.approx(round(total / 1000, 4), abs=1e-9)
     assert doc["num_kernel_launches"] == sum(len(v) for v in per.values())
@@ -105,8 +105,7 @@ def test_serving_steps_give_phase_fields(tmp_path: Path) -> None:
     spec = SynthSpec(prefill_steps=2, decode_steps=6, layers=4, prefill_tokens=512,
                      decode_batch=8)
     path = write_trace(tmp_path / "t.json", spec)
-    doc = import_torch(path, isl=1024, osl=128, conc=8, capture_sizes=[1, 2, 4, 8, 16],
-                       progress=False).doc
+    doc = import_torch(path, TorchOptions(isl=1024, osl=128, conc=8, capture_sizes=[1, 2, 4, 8, 16]), progress=False).doc
     sv = doc["serving"]
     assert sv["n_prefill_steps"] == 2 and sv["n_decode_steps"] == 6
     assert sv["decode_batch_captured"] == 8 and sv["decode_batch_steady"] == 8
@@ -183,8 +182,8 @@ def test_gzip_and_top(tmp_path: Path) -> None:
     gz = tmp_path / "trace.json.gz"
     with open(src, "rb") as fi, gzip.open(gz, "wb") as fo:
         shutil.copyfileobj(fi, fo)
-    plain = import_torch(src, top=3, progress=False).doc
-    packed = import_torch(gz, top=3, progress=False).doc
+    plain = import_torch(src, TorchOptions(top=3), progress=False).doc
+    packed = import_torch(gz, TorchOptions(top=3), progress=False).doc
     assert plain == packed
     assert len(plain["top_kernels"]) == 3
     assert plain["num_distinct_kernels"] == 13

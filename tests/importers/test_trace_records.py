@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from roofline_tui.core.extension import EXTENSION_KEY
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 from tests.paths import DEMO, REAL_FORMATS, REPO_ROOT, need
 
 WILD = REAL_FORMATS / "wild"
@@ -230,7 +230,7 @@ def read_json(path: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def h100_doc() -> dict[str, Any]:
-    return import_torch(need(H100), top=10000, progress=False).doc
+    return import_torch(need(H100), TorchOptions(top=10000), progress=False).doc
 
 
 @pytest.fixture(scope="module")
@@ -407,8 +407,7 @@ def test_an_op_on_a_zero_dim_tensor_is_still_the_launching_op(h100_doc: dict[str
 
 @pytest.fixture(scope="module")
 def vllm_doc() -> dict[str, Any]:
-    return import_torch(need(VLLM_EXEC), top=10000, captures=[need(VLLM_CAPTURE)],
-                        progress=False).doc
+    return import_torch(need(VLLM_EXEC), TorchOptions(top=10000, captures=[need(VLLM_CAPTURE)]), progress=False).doc
 
 
 @pytest.fixture(scope="module")
@@ -495,7 +494,7 @@ def test_vllm_serving_block_and_capture_record(vllm_doc: dict[str, Any]) -> None
 def test_vllm_without_capture_the_replayed_kernels_stay_unshaped(vllm_hand: list[Any]) -> None:
     """Without a capture trace (and discovery off) the same entries have only ``op: null``
     instances, and both the entry note and the graph-replay warning point at ``--capture``."""
-    doc = import_torch(need(VLLM_EXEC), top=10000, discover=False, progress=False).doc
+    doc = import_torch(need(VLLM_EXEC), TorchOptions(top=10000, discover=False), progress=False).doc
     replayed = Counter(r["name"] for r, _c, _o in vllm_hand)
     for e in doc["top_kernels"]:
         if e["name"] not in replayed:
@@ -523,7 +522,7 @@ def test_sglang_capture_shapes_and_nested_labels_are_one_step() -> None:
     ex = raw_events(need(SGLANG_EXEC))
     hand = capture_join(ex, raw_events(need(SGLANG_CAPTURE)))
     assert len(hand) == 544
-    doc = import_torch(SGLANG_EXEC, top=10000, captures=[SGLANG_CAPTURE], progress=False).doc
+    doc = import_torch(SGLANG_EXEC, TorchOptions(top=10000, captures=[SGLANG_CAPTURE]), progress=False).doc
     assert sum(e[X]["capture_shaped_calls"] for e in doc["top_kernels"]) == 544
     assert doc["graph_replay"]["capture_shaped_launches"] == 544
 
@@ -565,7 +564,7 @@ def test_sglang_split_k_attention_kernels_name_each_other() -> None:
     pairs = Counter(tuple(sorted(n.split("<")[0] for n in v)) for v in kernels_of_call.values())
     assert pairs == Counter({("void paged_attention_ll4mi_QKV_mfma16_kernel",
                               "void paged_attention_ll4mi_reduce_kernel"): 36})
-    doc = import_torch(SGLANG_EXEC, top=10000, captures=[SGLANG_CAPTURE], progress=False).doc
+    doc = import_torch(SGLANG_EXEC, TorchOptions(top=10000, captures=[SGLANG_CAPTURE]), progress=False).doc
     qkv = entry_named(doc, "void paged_attention_ll4mi_QKV")
     red = entry_named(doc, "void paged_attention_ll4mi_reduce")
     (qi,) = qkv[X]["instances"]
@@ -593,7 +592,7 @@ def test_capture_discovery_beside_the_trace(tmp_path: Path) -> None:
     cap = run / "capture_traces" / "graph_capture_rank_0.123.pt.trace.json.gz"
     shutil.copyfile(need(VLLM_CAPTURE), cap)
 
-    doc = import_torch(trace, top=10000, progress=False).doc
+    doc = import_torch(trace, TorchOptions(top=10000), progress=False).doc
     assert _capture_shaped(doc) == 421
     assert doc[X]["captures"][0]["file"] == cap.name
 

@@ -18,7 +18,7 @@ import pytest
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.finish import finish_import
 from roofline_tui.importers.tables import import_nsys, import_rocprofv3, rocpd_uri
-from roofline_tui.importers.torch_trace import import_torch, parse_step
+from roofline_tui.importers.torch_trace import TorchOptions, import_torch, parse_step
 from tests.paths import REAL_FORMATS, REPO_ROOT, WILD_FIXTURES
 
 F = WILD_FIXTURES
@@ -40,7 +40,7 @@ def test_kineto_1_8_dialect_is_read() -> None:
     ``external id``. Total = the independent sum of the 15 GPU events' ``dur``."""
     raw = json.loads((F / "kineto_1.8_resnet50_trimmed.json").read_text())
     per, total = _gpu_sums(raw, {"kernel", "memcpy", "memset"})
-    res = import_torch(F / "kineto_1.8_resnet50_trimmed.json", top=100, progress=False)
+    res = import_torch(F / "kineto_1.8_resnet50_trimmed.json", TorchOptions(top=100), progress=False)
     doc = res.doc
     assert doc["num_kernel_launches"] == sum(len(v) for v in per.values()) == 15
     assert doc["total_gpu_time_ms"] == round(total / 1000, 4)
@@ -74,7 +74,7 @@ def test_cpu_step_markers_give_phases_through_correlation() -> None:
     """SGLang: the steps are CPU ``user_annotation`` spans only; each kernel is attributed via
     its launch (correlation, else ac2g flow). ``execute_32_context_0(...)_generation_32(...)``
     encloses ``step[DECODE bs=32]``: one decode step of batch 32, not two."""
-    doc = import_torch(F / "sglang_mi300x_decode_trimmed.json", top=100, progress=False).doc
+    doc = import_torch(F / "sglang_mi300x_decode_trimmed.json", TorchOptions(top=100), progress=False).doc
     sv = doc["serving"]
     assert (sv["n_prefill_steps"], sv["n_decode_steps"], sv["decode_batch_captured"]) == (0, 1, 32)
     raw = json.loads((F / "sglang_mi300x_decode_trimmed.json").read_text())

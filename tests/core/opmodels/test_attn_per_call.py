@@ -394,13 +394,13 @@ def test_vllm_full_decode_trace_both_attention_kernels(tmp_path: Path) -> None:
     """TraceLens's vLLM FULL decode (gpt-oss-20b, MI300X) with its capture: the 3-D kernel keeps
     the full 113,340,416 B, the 2-D one (over peak with it) the 128-token window's 8,912,896 B
     (worked in test_vllm_decode_window_candidate_picks_the_feasible_layer_kind)."""
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 
     wild = REAL_FORMATS / "wild"
     trace = need(wild / "tracelens_vllm_decode_full_graph_execution.json.gz")
     capture = need(wild / "tracelens_vllm_decode_full_graph_capture.pt.trace.json.gz")
     cfg = need(REAL_FORMATS / "configs" / "gpt-oss-20b" / "config.json")
-    doc = import_torch(trace, captures=[capture], progress=False).doc
+    doc = import_torch(trace, TorchOptions(captures=[capture]), progress=False).doc
     art = _analyse(tmp_path, doc, cfg, "MI300X")
     by = {x.short_name: x for x in art.entries}
     assert by["kernel_unified_attention_3d"].bytes_est == pytest.approx(113_340_416)
