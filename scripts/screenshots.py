@@ -47,6 +47,8 @@ async def render(profile: Path, size: tuple[int, int], keys: tuple[str, ...], ta
             await pilot.pause(0.02)
             if not app.busy and app.session.shown in app.session.results:
                 break
+        # what follows the first frame (the selector, the tabs, the footer) is mounted too
+        await asyncio.wait_for(app.rest_built.wait(), timeout=10)
         await pilot.press(*keys)
         if tab:
             await pilot.click(f"#--content-tab-{tab}")

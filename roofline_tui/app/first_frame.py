@@ -56,7 +56,7 @@ async def build_rest(app: RooflineApp) -> None:
     s = app.session
 
     async def selector() -> None:
-        await round_stub.replace_stub(app, s.rounds, s.shown)
+        await round_stub.replace_stub(app, lambda: (list(s.rounds), s.shown))
 
     async def bottom() -> None:
         await app.mount(*bottom_widgets(app), KeysFooter())

@@ -11,7 +11,7 @@ frame shows the swap. :func:`show_rounds` and :func:`follow` update whichever is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,7 +80,8 @@ def mounted_select(app: App[None]) -> RoundSelect | None:
     from roofline_tui.app.widgets.round_select import RoundSelect
 
     select = found.first()
-    return select if isinstance(select, RoundSelect) else None
+    # (in the DOM but not mounted yet, a Select cannot take options: its rows are not composed)
+    return select if isinstance(select, RoundSelect) and select.is_mounted else None
 
 
 def _stub(app: App[None]) -> RoundStub | None:
@@ -112,12 +113,19 @@ def follow(app: App[None], shown: Path | None, rounds: Sequence[Path]) -> None:
         stub.show(round_label(shown))
 
 
-async def replace_stub(app: App[None], rounds: Sequence[Path], shown: Path | None) -> None:
-    """The selector takes the stub's place, in one batch: no frame shows both, or neither."""
+async def replace_stub(app: App[None],
+                       current: Callable[[], tuple[Sequence[Path], Path | None]]) -> None:
+    """The selector takes the stub's place, in one batch: no frame shows both, or neither.
+    ``current`` gives the rounds and the shown one; read again once the selector is mounted,
+    since what changed meanwhile went to the stub."""
     stub = _stub(app)
     parent = stub.parent if stub is not None else None
     if stub is None or not isinstance(parent, Widget):
         return
+    rounds, shown = current()
     with app.batch_update():
         await parent.mount(new_round_select(rounds, shown), before=stub)
         await stub.remove()
+    now = current()
+    if now != (rounds, shown):
+        show_rounds(app, *now)
