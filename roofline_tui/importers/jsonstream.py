@@ -34,7 +34,7 @@ _WS = lazy_compile(r"[ \t\n\r]*")
 # Text read per fill. Small enough that the read buffer (a chunk of bytes, its text, the
 # buffer it is appended to) stays a few hundred KiB: with 1 MiB chunks those copies were
 # some 6 MiB of a 120k-kernel import's peak memory, and no faster.
-_CHUNK = 1 << 17
+READ_CHUNK = 1 << 17
 _NEAR_END = 16  # a decode error this close to the buffer end may just need more text
 # A run of this many digits may be an integer token too long for the fast decoder (see
 # _parse_int); a batch holding one goes through the careful decoder instead. Found by mapping
@@ -68,7 +68,7 @@ def _reject_constant(token: str) -> Any:
 
 
 class TraceEventStream:
-    def __init__(self, fh: TextIO, *, chunk: int = _CHUNK,
+    def __init__(self, fh: TextIO, *, chunk: int = READ_CHUNK,
                  on_read: Callable[[], None] | None = None, batch: int = _BATCH_CHARS) -> None:
         self._fh = fh
         self._chunk = chunk

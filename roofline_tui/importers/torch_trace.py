@@ -80,8 +80,7 @@ from roofline_tui.importers.common import (
     build_topn,
 )
 from roofline_tui.importers.device import DeviceInfo, from_kineto
-from roofline_tui.importers.jsonstream import _CHUNK as _READ_CHUNK
-from roofline_tui.importers.jsonstream import TraceEventStream
+from roofline_tui.importers.jsonstream import READ_CHUNK, TraceEventStream
 from roofline_tui.importers.replay import ReplayJoin, join_replays
 from roofline_tui.importers.steps import Group, StepRecord, parse_step_label, phase_aggregates
 
@@ -1087,7 +1086,7 @@ def _other_format(path: Path) -> str | None:
     return None
 
 
-def collect(path: Path, *, chunk: int = _READ_CHUNK,
+def collect(path: Path, *, chunk: int = READ_CHUNK,
             progress: bool = True) -> tuple[_Collector, dict[str, Any]]:
     """Stream ``path`` once; returns the collector and the trace's top-level header."""
     path = Path(path)
@@ -1885,7 +1884,7 @@ def import_torch(
     *,
     device_index: int | None = None,
     progress: bool = True,
-    chunk: int = _READ_CHUNK,
+    chunk: int = READ_CHUNK,
 ) -> TorchImport:
     """Parse a Kineto trace into a Top-N document (nothing is written)."""
     col, header = collect(Path(path), chunk=chunk, progress=progress)

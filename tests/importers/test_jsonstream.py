@@ -28,7 +28,7 @@ def _reference(text: str) -> Any:
                             parse_constant=jsonstream._reject_constant).decode(text)
 
 
-def _read(text: str, *, chunk: int = jsonstream._CHUNK, batch: int = jsonstream._BATCH_CHARS
+def _read(text: str, *, chunk: int = jsonstream.READ_CHUNK, batch: int = jsonstream._BATCH_CHARS
           ) -> tuple[list[Any], dict[str, Any]]:
     stream = TraceEventStream(io.StringIO(text), chunk=chunk, batch=batch)
     return list(stream.events()), stream.header
