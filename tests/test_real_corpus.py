@@ -323,7 +323,12 @@ def _check_rocprofv3_summary(path: Path, text: str) -> None:
 
 # Files the readers do not handle yet, each with the open issue that covers it. strict: the
 # test fails as soon as one of them passes, so this list cannot outlive its fix.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    # refused in one line today ("an SQLite database with neither Nsight Systems tables ... nor
+    # rocpd's `kernels` view"), without naming what it is; this test routes any SQLite file to
+    # the nsys check, which finds no CUPTI tables
+    "rpd_rocmProfileData_matmul_result.rpd": "issue 35: rocmProfileData (.rpd) is not read yet",
+}
 
 
 def _param(path: Path) -> object:

@@ -9,6 +9,7 @@ that is not a directory, is a usage error (exit 2) and is never opened.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -34,8 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("--top", type=positive_int, default=None,
                        help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
         p.add_argument("--force", action="store_true",
-                       help="replace an existing ROUND_DIR/profile_topN.json (the old one is "
-                            "kept as profile_topN.json.prev); without it an existing Top-N is "
+                       help="replace an existing ROUND_DIR/profile_topN.json (a copy of the "
+                            "old one is saved first, as profile_topN.json.prev, then .prev.1, "
+                            ".prev.2, ...: no earlier copy is replaced; if it cannot be saved "
+                            "nothing is written, exit 1); without it an existing Top-N is "
                             "never replaced: one line, exit 1, nothing written")
 
     t = kinds.add_parser("torch", help="PyTorch profiler (Kineto) chrome trace, .json or .gz")
@@ -46,6 +49,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--rank", type=non_negative_int, default=None, metavar="R",
                    help="with several ranks: the rank whose Top-N is written (default: the "
                         "slowest, most GPU time); every entry records its spread across ranks")
+    t.add_argument("--skip-bad-ranks", action="store_true",
+                   help="with a directory of ranks: leave out a rank whose trace cannot be read "
+                        "(a dangling symlink, a FIFO, a directory, unreadable, damaged) and say "
+                        "so in the summary and the Top-N's notes; without it such a rank is an "
+                        "error naming it, exit 1, nothing written")
     t.add_argument("--isl", type=non_negative_int, default=None, help="input sequence length")
     t.add_argument("--osl", type=non_negative_int, default=None, help="output sequence length")
     t.add_argument("--conc", type=non_negative_int, default=None, help="benchmark concurrency")
@@ -105,13 +113,16 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
     is refused without ``force`` before anything is written (exit 1); the summary is built
     before the Top-N is written, so nothing that could fail stands between the write and the
     lines printed after it (which the output layer never lets fail). With ``force`` the
-    replaced Top-N is kept as ``profile_topN.json.prev``."""
+    replaced Top-N is saved *before* the new one is written, under a name no earlier save has
+    (``profile_topN.json.prev``, then ``.prev.1``, ``.prev.2``, …: every baseline is kept), in
+    full and fsynced; a save that fails ends the import (exit 1) with nothing written, so a
+    full disk or a kill at any moment leaves the old Top-N in place or in its copy."""
     from roofline_tui.core.store import (
         MAX_READ_BYTES,
         ReadProblem,
-        atomic_write_bytes,
         check_regular,
         read_bytes,
+        write_new_numbered,
     )
     from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.finish import finish_import, summary
@@ -121,8 +132,8 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
     if topn.exists() or topn.is_symlink():
         if not force:
             return failure("import", f"{shown(topn)} exists (the baseline of this round's "
-                           "history): nothing written; pass --force to replace it (the old "
-                           "one is kept as profile_topN.json.prev)")
+                           "history): nothing written; pass --force to replace it (a copy of "
+                           "the old one is kept as profile_topN.json.prev[.N])")
         why = check_regular(topn)
         if why is None:
             try:
@@ -130,26 +141,31 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
             except ReadProblem as exc:
                 why = exc.reason
         if why is not None:
-            return failure("import", f"{shown(topn)}: {shown(why)}: cannot keep it as "
-                           "profile_topN.json.prev; nothing written")
+            return failure("import", f"{shown(topn)}: {shown(why)}: cannot keep a copy "
+                           "of it; nothing written")
     summary(doc, topn)  # what is printed after the write is known to be printable first
+    kept: Path | None = None
+    if previous is not None:  # saved first: nothing is replaced before its copy is safe
+        try:
+            kept = write_new_numbered(topn.with_name(topn.name + ".prev"), previous)
+        except OSError as exc:
+            return failure("import", f"cannot keep a copy of {shown(topn)} before replacing "
+                           f"it ({shown(exc.strerror or exc)}): nothing written, the old "
+                           "Top-N is unchanged")
     try:
         done = finish_import(doc, out, tool=tool, device=device, notes=notes,
                              workload=workload)
     except ImportProblem as exc:
+        if kept is not None:  # the old Top-N is still in place: its copy is not needed
+            with contextlib.suppress(OSError):
+                kept.unlink()
         return failure("import", shown(exc, limit=500))
     for line in done.stderr:
         print(line, file=sys.stderr)
     for line in done.stdout:
         print(line)
-    if previous is not None:
-        prev = topn.with_name(topn.name + ".prev")
-        try:
-            atomic_write_bytes(prev, previous)
-            print(f"kept the replaced Top-N as {shown(prev)}")
-        except OSError as exc:
-            print(f"warning: the replaced Top-N could not be kept as {shown(prev)}: "
-                  f"{shown(exc.strerror or exc)}", file=sys.stderr)
+    if kept is not None:
+        print(f"kept the replaced Top-N as {shown(kept)}")
     return 0
 
 
@@ -204,7 +220,7 @@ def run_torch(args: argparse.Namespace) -> int:
                                capture_sizes=_capture_sizes(args.capture_sizes),
                                captures=captures, discover=not args.no_capture_discovery)
         ranked = import_ranks(args.trace, options, rank=args.rank,
-                              device_index=args.device_index)
+                              device_index=args.device_index, skip_bad=args.skip_bad_ranks)
         result = ranked.result
         if ranked.message:
             print(shown(ranked.message))

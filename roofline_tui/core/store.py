@@ -15,7 +15,9 @@ NaN/Infinity and writes valid UTF-8 whatever strings it is given. The writers co
 
 * :func:`write_lock` is an advisory ``fcntl.flock`` on ``.{name}.lock`` beside the target,
   held around every read-modify-write (the playbook append, the artifact pair, priors out);
-  the lock file exists only while a writer holds it;
+  the lock file exists only while a writer holds it; a lock path taken by something that
+  cannot be locked (a directory, a symlink, a device) refuses the write instead of letting it
+  run unlocked;
 * a replaced file keeps its mode; a new file gets 0666 less the umask (no fixed chmod);
 * temp names are ``.{name}.rl-XXXXXXXX.tmp`` (a hash for a name too long for NAME_MAX, so a
   255-byte target is writable); temps of ours older than an hour (a killed writer's) are
@@ -511,7 +513,9 @@ def write_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator
     path (else it locks the new one), so two writers never hold different files. Where a lock
     cannot be had at all (no ``fcntl``, a read-only directory: the write itself will say why)
     the block runs unlocked; a lock another writer holds past ``timeout`` seconds is a
-    :class:`WriteProblem`."""
+    :class:`WriteProblem`, and a lock path taken by something that cannot be locked (a
+    directory, a symlink, a device: :func:`_not_a_lock`; a FIFO locks like a file) is a
+    :class:`LockRefused`; both are raised before the block runs."""
     try:
         import fcntl
     except ImportError:  # not POSIX
@@ -547,16 +551,47 @@ def write_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator
         os.close(taken)  # releases the flock
 
 
+def _not_a_lock(lock: Path, mode: int | None = None) -> str | None:
+    """Why the entry at the lock path ``lock`` cannot serve as a lock: a directory, a symlink
+    (dangling or not: the lock is never taken through one), a device, a socket. ``None`` when
+    there is none, or it is a regular file or a FIFO (both lock like a file). ``mode``: the
+    entry's, when the caller has it already (an ``fstat`` of the open lock)."""
+    if mode is None:
+        try:
+            mode = os.lstat(lock).st_mode
+        except (OSError, ValueError):
+            return None
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        kind = "is a symlink" if os.path.exists(lock) else "is a dangling symlink"
+    else:
+        kind = _kind(mode).split(",")[0]
+    return (f"its lock file {_name(lock)} {kind}, not a file that can be locked "
+            "(nothing written; remove it)")
+
+
 def _take_lock(fcntl: Any, lock: Path, path: Path, timeout: float) -> int | None:
-    """The descriptor of the lock file, flocked; None when no lock can be had here."""
+    """The descriptor of the lock file, flocked; None when no lock can be had here (the
+    write will say why). Something at the lock path that is not a lock file (:func:`_not_a_lock`)
+    is a :class:`LockRefused`: the write never runs unlocked because of it."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     deadline = time.monotonic() + timeout
     while True:
+        why = _not_a_lock(lock)  # looked at before it is opened: a device is never opened
+        if why is not None:
+            raise LockRefused(path, why)
         try:
             fd = os.open(lock, flags, 0o666)
         except OSError:
+            why = _not_a_lock(lock)  # put there between the look and the open
+            if why is not None:
+                raise LockRefused(path, why) from None
             return None
         try:
+            why = _not_a_lock(lock, os.fstat(fd).st_mode)
+            if why is not None:
+                raise LockRefused(path, why)
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -719,6 +754,91 @@ def write_new_file(path: Path, data: bytes) -> bool:
     return True
 
 
+# How many numbered names past the highest one found are tried before a save gives up.
+NUMBERED_TRIES = 1000
+
+
+def _numbered(path: Path) -> Iterator[Path]:
+    """``path``, then ``path.N`` above the highest ``N`` already beside it: the names of
+    saved copies in the order they were made (the bare name only while no numbered one
+    exists, so the first copy kept is always the oldest)."""
+    prefix = path.name + "."
+    top = 0
+    try:
+        with os.scandir(path.parent) as it:
+            for n, entry in enumerate(it):
+                if n >= STALE_SCAN_LIMIT:
+                    break
+                tail = entry.name[len(prefix):] if entry.name.startswith(prefix) else ""
+                if tail.isascii() and tail.isdigit() and len(tail) < 10:
+                    top = max(top, int(tail))
+    except OSError:
+        pass
+    if top == 0:
+        yield path
+    for k in range(top + 1, top + 1 + NUMBERED_TRIES):
+        yield path.with_name(f"{path.name}.{k}")
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a new name in ``directory`` durable (best effort: not every system can)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_new_numbered(path: Path, data: bytes) -> Path:
+    """Keep ``data`` under the first free name of ``path``, ``path.1``, ``path.2``, … (see
+    :func:`_numbered`) and return it; an existing file is never replaced. The bytes are
+    written in full and fsynced to one temp file first, then hard-linked into place (a file
+    system without hard links gets an exclusive create written and fsynced in place), and the
+    directory is fsynced: when this returns the copy survives a crash. Raises ``OSError``
+    (nothing left behind) when the copy cannot be made."""
+    path = Path(path)
+    tmp = _write_temp(path, data)
+    try:
+        for candidate in _numbered(path):
+            try:
+                os.link(tmp, candidate)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                if not _create_in_place(candidate, data):
+                    continue
+            _fsync_dir(path.parent)
+            return candidate
+        raise FileExistsError(errno.EEXIST, "no free numbered name", str(path))
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _live_temps.discard(tmp)
+
+
+def _create_in_place(path: Path, data: bytes) -> bool:
+    """``data`` in a new file ``path`` (exclusive create, fsync); False when ``path`` exists.
+    A failed write removes the partial file and raises."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return True
+
+
 class WriteProblem(OSError):
     """One file of a pair could not be written; ``path`` names it, ``str(exc)`` is one line."""
 
@@ -730,6 +850,16 @@ class WriteProblem(OSError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class LockRefused(WriteProblem):
+    """The lock path of ``path`` holds something that cannot be locked (:func:`_not_a_lock`):
+    ``str(exc)`` is the whole line, ``strerror`` the reason alone (what a command prints after
+    its own "cannot write …:")."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(path, reason)
+        self.strerror = reason
 
 
 def atomic_write_pair(files: Sequence[tuple[Path, str]]) -> list[Path]:

@@ -12,9 +12,11 @@ Tables read, each only when present (a missing one is said in a note):
   A kernel belongs to the step whose range holds its launch call (``CUPTI_ACTIVITY_KIND_RUNTIME``
   by ``correlationId``, on the same thread), never to one that merely overlaps it in time.
 
-The database is opened read-only and immutable with the engine's query budget (time and VM
-steps, :func:`roofline_tui.core.measured.sqlite_ro.open_sqlite_ro`) and a row budget; one device is
-kept (the one with the most GPU time, or ``--device-index``).
+The database is opened read-only, with a ``-wal`` beside it read too (never written: see
+:func:`roofline_tui.core.measured.sqlite_ro.open_sqlite_ro`), under the engine's query budget
+(SQLite's own work: VM steps and CPU time inside SQLite, never this importer's work on the rows)
+and a row budget; one device is kept (the one with the most GPU time, or ``--device-index``).
+A kernel table may name its launches by one column of ``NAME_COLUMNS`` or several.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from roofline_tui.core.coerce import integer, number
 from roofline_tui.core.measured.sqlite_ro import (
     SQLITE_ROW_BUDGET,
     SQLITE_TIME_BUDGET_S,
+    QueryBudget,
     open_sqlite_ro,
 )
 from roofline_tui.core.names import cap_name
@@ -64,6 +67,10 @@ PID_SHIFT = 24
 
 @dataclass
 class _Budget:
+    """The row budget over every table read, and the query budget of the connection (only
+    SQLite's own calls on its clock: :meth:`QueryBudget.rows`)."""
+
+    query: QueryBudget
     rows: int = 0
 
     def take(self, pname: str) -> None:
@@ -71,6 +78,12 @@ class _Budget:
         if self.rows > SQLITE_ROW_BUDGET:
             raise ImportProblem(f"{pname}: more than {SQLITE_ROW_BUDGET:,} rows; refused "
                                 "(row budget)")
+
+    def read(self, con: sqlite3.Connection, sql: str, what: str, pname: str
+             ) -> Iterator[tuple[Any, ...]]:
+        for rec in self.query.rows(con, sql, what):
+            self.take(pname)
+            yield rec
 
 
 @dataclass
@@ -147,7 +160,9 @@ def _string_join(cols: set[str], alias: str, strings: bool) -> tuple[str, str]:
         return f'{alias}."{names[0]}"', ""
     joins = " ".join(f'LEFT JOIN {STRINGS} s{i} ON s{i}.id = {alias}."{c}"'
                      for i, c in enumerate(names))
-    expr = "COALESCE(" + ", ".join(f"s{i}.value" for i in range(len(names))) + ")"
+    values = [f"s{i}.value" for i in range(len(names))]
+    # SQLite's COALESCE takes two arguments or more: a table with one name column reads it
+    expr = values[0] if len(values) == 1 else "COALESCE(" + ", ".join(values) + ")"
     return expr, joins
 
 
@@ -169,9 +184,7 @@ def _kernels(con: sqlite3.Connection, cols: set[str], strings: bool, with_launch
            "THEN k.end - k.start END")
     sql = (f"SELECT {dev}, {name_expr}, {dur}, {', '.join(geo)}, {launch} "  # noqa: S608
            f"FROM {KERNELS} k {joins} LIMIT {SQLITE_ROW_BUDGET + 1}")
-    for rec in con.execute(sql):
-        budget.take(pname)
-        yield tuple(rec)
+    yield from budget.read(con, sql, f"{KERNELS} (one row per launch)", pname)
 
 
 def _kernel_groups(con: sqlite3.Connection, cols: set[str], strings: bool, budget: _Budget,
@@ -188,9 +201,7 @@ def _kernel_groups(con: sqlite3.Connection, cols: set[str], strings: bool, budge
     sql = (f"SELECT {dev}, {name_expr}, SUM({dur}), COUNT({dur}), COUNT(*), "  # noqa: S608
            f"{', '.join(geo)} FROM {KERNELS} k {joins} GROUP BY 1, 2, {', '.join(geo)} "
            f"LIMIT {SQLITE_ROW_BUDGET + 1}")
-    for rec in con.execute(sql):
-        budget.take(pname)
-        yield tuple(rec)
+    yield from budget.read(con, sql, f"{KERNELS} (summed by name and geometry)", pname)
 
 
 def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) -> _Steps:
@@ -206,8 +217,7 @@ def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) 
     tid = 'n."globalTid"' if "globalTid" in cols else "0"
     sql = (f"SELECT n.start, n.end, {text}, {tid} FROM {NVTX} n {join} "  # noqa: S608
            f"WHERE n.end IS NOT NULL LIMIT {SQLITE_ROW_BUDGET + 1}")
-    for start, end, label, thread in con.execute(sql):
-        budget.take(pname)
+    for start, end, label, thread in budget.read(con, sql, NVTX, pname):
         if not isinstance(label, str):
             continue
         rec = parse_step_label(label)
@@ -228,8 +238,7 @@ def _copies(con: sqlite3.Connection, table: str, budget: _Budget, pname: str
     kind = '"copyKind"' if "copyKind" in cols else "NULL"
     sql = (f'SELECT {dev}, {kind}, "start", "end" FROM {table} '  # noqa: S608
            f"LIMIT {SQLITE_ROW_BUDGET + 1}")
-    for d, k, s, e in con.execute(sql):
-        budget.take(pname)
+    for d, k, s, e in budget.read(con, sql, table, pname):
         start, end = number(s), number(e)
         dur = None if start is None or end is None or end < start else end - start
         if table == MEMSET:
@@ -350,8 +359,8 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
     except sqlite3.Error as exc:
         raise ImportProblem(f"{pname}: cannot open SQLite database "
                             f"({printable(str(exc))})") from None
-    notes: list[str] = []
-    budget = _Budget()
+    notes: list[str] = [f"{pname}: {qbudget.opened}"] if qbudget.opened else []
+    budget = _Budget(qbudget)
     sums = LaunchSums()
     skipped = 0
     try:
@@ -388,8 +397,7 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
             notes.append(f"{pname}: no {GPUS} table: the device is not named")
     except sqlite3.OperationalError as exc:
         if qbudget.tripped:
-            raise ImportProblem(f"{pname}: query stopped after its time budget "
-                                f"({SQLITE_TIME_BUDGET_S:g} s)") from None
+            raise ImportProblem(f"{pname}: query stopped: {qbudget.stop_reason()}") from None
         raise ImportProblem(f"{pname}: SQLite error ({printable(str(exc))})") from None
     except sqlite3.DatabaseError as exc:
         raise ImportProblem(f"{pname}: SQLite error ({printable(str(exc))})") from None

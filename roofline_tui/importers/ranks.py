@@ -18,6 +18,13 @@ A rank's number comes from its file name (vLLM ``…rank0…``, HTA ``rank-3…`
 ``distributedInfo.rank``. A name and a ``distributedInfo.rank`` that disagree, two traces of
 one rank, a trace whose rank cannot be told or a ``--rank`` no trace has are refused in one
 line.
+
+Every rank is accounted for: an entry of a rank directory that is named like a trace but
+cannot be read (a dangling symlink, a FIFO, a directory, no read permission), a ``rank_<r>/``
+directory that cannot be listed or holds no trace, and a trace that cannot be read to its end
+are each an error naming it (nothing is written), or, with ``skip_bad``
+(``--skip-bad-ranks``), kept out and said: in the summary line, in the Top-N's notes, and the
+slowest rank is then the slowest of those read.
 """
 
 from __future__ import annotations
@@ -25,13 +32,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
 from roofline_tui.core.lazy_re import lazy_compile
+from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.device import from_kineto
@@ -60,6 +68,18 @@ MAX_RANK_FILES = 1024
 MAX_RANK = 1 << 20
 
 
+@dataclass(frozen=True)
+class BadRank:
+    """A rank's trace (or ``rank_<r>/`` directory) that cannot be read, and why."""
+
+    label: str  # as :func:`_label` names it
+    reason: str  # "is a dangling symlink", "is a FIFO (named pipe), …", …
+    rank: int | None  # what its name says, when it says one
+
+    def said(self) -> str:
+        return f"{self.label} ({self.reason})"
+
+
 @dataclass
 class RanksImport:
     result: TorchImport
@@ -67,6 +87,7 @@ class RanksImport:
     chosen_by: str  # "--rank" or "slowest"
     ranks: list[RankKernels]
     message: str  # "" for one trace imported as it is
+    skipped: list[BadRank] = field(default_factory=list)  # kept out by skip_bad
 
 
 # --------------------------------------------------------------------------- which files, ranks
@@ -90,36 +111,78 @@ def header_rank(header: dict[str, Any]) -> int | None:
     return r if r is not None and r < MAX_RANK else None
 
 
-def _traces_in(folder: Path) -> list[Path]:
+def _unreadable(path: Path) -> str | None:
+    """Why the trace ``path`` cannot be read (a look, never an open); None when it can."""
+    if path.is_symlink() and not path.exists():
+        return "is a dangling symlink"
+    why = check_regular(path)
+    if why is None and not os.access(path, os.R_OK):
+        return "permission denied"
+    return why
+
+
+def _traces_in(folder: Path, bad: list[BadRank]) -> list[Path]:
+    """The traces of ``folder``; entries named like one that cannot be read go to ``bad``."""
     try:
         names = sorted(os.listdir(folder))
     except OSError as exc:
         raise ImportProblem(f"{printable(folder)}: cannot list ({exc.strerror or exc})") from None
     out: list[Path] = []
     for name in names:
+        if not name.endswith(_TRACE_SUFFIXES) or name in _NOT_TRACES:
+            continue
         child = folder / name
-        if name.endswith(_TRACE_SUFFIXES) and name not in _NOT_TRACES and child.is_file():
-            out.append(child)  # collect() refuses anything that is not a regular file
+        why = _unreadable(child)
+        if why is None:
+            out.append(child)
+        else:
+            bad.append(BadRank(_label(child), why, rank_in_path(child)))
     return out
 
 
-def rank_traces(given: Sequence[Path]) -> list[Path]:
+def _rank_dir(folder: Path, name: str, bad: list[BadRank]) -> list[Path]:
+    """The traces of the rank directory ``folder/name``; one that is not a directory it can
+    list, or that holds no trace, goes to ``bad`` (a file of that name is not a rank's)."""
+    sub = folder / name
+    m = _DIR_RANK.match(name)
+    rank = int(m.group(1)) if m else None
+    label = printable(f"{name}/", limit=200)
+    if sub.is_symlink() and not sub.exists():
+        bad.append(BadRank(label, "is a dangling symlink", rank))
+        return []
+    if not sub.is_dir():
+        return []
+    before = len(bad)
+    try:
+        found = _traces_in(sub, bad)
+    except ImportProblem as exc:
+        bad.append(BadRank(label, exc.message.rsplit(": ", 1)[-1], rank))
+        return []
+    if not found and len(bad) == before:
+        bad.append(BadRank(label, "holds no trace file (*.json, *.json.gz)", rank))
+    return found
+
+
+def rank_traces(given: Sequence[Path], bad: list[BadRank] | None = None) -> list[Path]:
     """The trace files of ``given``: a file as it is; a directory's ``*.json[.gz]`` files and
-    those of its ``rank_<r>/`` (``rank<r>``, ``rank-<r>``) sub-directories, sorted."""
+    those of its ``rank_<r>/`` (``rank<r>``, ``rank-<r>``) sub-directories, sorted. What a
+    directory holds for a rank but cannot be read is appended to ``bad`` (see
+    :func:`_traces_in`, :func:`_rank_dir`)."""
+    bad = [] if bad is None else bad
     out: list[Path] = []
     for path in given:
         if not path.is_dir():
             out.append(path)
             continue
-        found = _traces_in(path)
+        before = len(bad)
+        found = _traces_in(path, bad)
         try:
             subdirs = sorted(n for n in os.listdir(path) if _DIR_RANK.match(n))
         except OSError:
             subdirs = []
         for name in subdirs:
-            if (path / name).is_dir():
-                found.extend(_traces_in(path / name))
-        if not found:
+            found.extend(_rank_dir(path, name, bad))
+        if not found and len(bad) == before:
             raise ImportProblem(f"{printable(path)}: no trace files (*.json, *.json.gz) in the "
                                 "directory or its rank_<r>/ sub-directories")
         out.extend(found)
@@ -172,27 +235,45 @@ def import_ranks(
     rank: int | None = None,
     device_index: int | None = None,
     progress: bool = True,
+    skip_bad: bool = False,
 ) -> RanksImport:
     """The Top-N of one rank of several (module docstring); nothing is written. One trace
-    without ``rank`` is imported exactly as :func:`import_torch` does."""
-    paths = rank_traces(given)
+    without ``rank`` is imported exactly as :func:`import_torch` does. A rank whose trace
+    cannot be read is an :class:`ImportProblem` naming it, or with ``skip_bad`` kept out and
+    said (the message, the Top-N's notes, :attr:`RanksImport.skipped`)."""
+    bad: list[BadRank] = []
+    paths = rank_traces(given, bad)
+    if bad and not skip_bad:
+        raise ImportProblem(_refusal(bad))
+    named = [rank_in_path(p) for p in paths]
+    if rank is not None and None not in named and rank not in named:
+        raise ImportProblem(_no_such_rank(rank, (r for r in named if r is not None), bad))
+    if not paths:
+        raise ImportProblem(f"no rank trace can be read: {_said(bad)}")
     if len(paths) == 1 and rank is None:
         one = import_torch(paths[0], options, device_index=device_index, progress=progress)
-        return RanksImport(result=one, rank=None, chosen_by="", ranks=[], message="")
+        if not bad:
+            return RanksImport(result=one, rank=None, chosen_by="", ranks=[], message="")
+        _note_skipped(one, bad, 1)
+        return RanksImport(result=one, rank=None, chosen_by="", ranks=[], skipped=bad,
+                           message=f"1 rank trace read ({_label(paths[0])}); "
+                                   f"{_kept_out(bad)}")
     from roofline_tui.importers.spread import RankKernels, attach_spread
 
     _check_named(paths)
-    named = [rank_in_path(p) for p in paths]
-    if rank is not None and None not in named and rank not in named:
-        raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: "
-                            f"{_listing(r for r in named if r is not None)}")
     kept: dict[int, RankKernels] = {}
     best: TorchImport | None = None
     best_rank = -1
     best_header: dict[str, Any] = {}
     best_name = ""
     for path in paths:
-        col, header = collect(path, progress=progress)
+        try:
+            col, header = collect(path, progress=progress)
+        except ImportProblem as exc:
+            if not skip_bad:
+                raise ImportProblem(f"{exc.message}; {_HINT}") from None
+            bad.append(BadRank(_label(path), _reason(exc, path), rank_in_path(path)))
+            continue
         r = _rank_of(path, header)
         if r in kept:
             raise ImportProblem(f"{_label(path)} and {kept[r].file} are both rank {r}: give "
@@ -212,23 +293,80 @@ def import_ranks(
                 raise
             raise ImportProblem(f"{_label(path)}: {exc.message}") from None
         del col, header, times  # the next trace is read without this one in memory
+    if not kept:
+        raise ImportProblem(f"no rank trace can be read: {_said(bad)}")
     if best is None:
-        raise ImportProblem(f"--rank {rank}: no trace of that rank; ranks: {_listing(kept)}")
+        raise ImportProblem(_no_such_rank(rank, kept, bad))
     # identified once every trace has been read and dropped (it reads the peak table)
     best.device_info = from_kineto(best_header, best.device.chosen, best_name)
     ordered = [kept[r] for r in sorted(kept)]
     chosen_by: ChosenBy = "--rank" if rank is not None else "slowest"
     attach_spread(best.doc, best_rank, chosen_by, ordered)
+    if bad:
+        _note_skipped(best, bad, len(ordered))
     return RanksImport(result=best, rank=best_rank, chosen_by=chosen_by, ranks=ordered,
-                       message=_message(best_rank, chosen_by, ordered))
+                       message=_message(best_rank, chosen_by, ordered, bad), skipped=bad)
 
 
 def _listing(ranks: Iterable[int]) -> str:
     return ", ".join(str(r) for r in sorted(ranks))
 
 
-def _message(rank: int, chosen_by: str, ranks: Sequence[RankKernels]) -> str:
+def _message(rank: int, chosen_by: str, ranks: Sequence[RankKernels],
+             bad: Sequence[BadRank] = ()) -> str:
     times = ", ".join(f"{rk.rank} ({units.millis(rk.total_us / 1000.0)})" for rk in ranks)
-    why = "named with --rank" if chosen_by == "--rank" else "the slowest: most GPU time"
+    slowest = "the slowest of those read" if bad else "the slowest"
+    why = "named with --rank" if chosen_by == "--rank" else f"{slowest}: most GPU time"
     other = "" if chosen_by == "--rank" else "; pick another with --rank"
-    return f"{len(ranks)} rank trace(s): {times}; Top-N of rank {rank} ({why}){other}"
+    read = " read" if bad else ""
+    out = f"{len(ranks)} rank trace(s){read}: {times}; Top-N of rank {rank} ({why}){other}"
+    return f"{out}; {_kept_out(bad)}" if bad else out
+
+
+# --------------------------------------------------------------------------- unreadable ranks
+
+# unreadable ranks named one by one in a line; past this, counted
+SAID_BAD = 8
+
+
+def _said(bad: Sequence[BadRank]) -> str:
+    out = ", ".join(b.said() for b in bad[:SAID_BAD])
+    return out + (f" and {len(bad) - SAID_BAD} more" if len(bad) > SAID_BAD else "")
+
+
+def _kept_out(bad: Sequence[BadRank]) -> str:
+    return f"{len(bad)} kept out by --skip-bad-ranks (cannot be read): {_said(bad)}"
+
+
+def _refusal(bad: Sequence[BadRank]) -> str:
+    more = f" (and {len(bad) - 1} more: {_said(bad[1:])})" if len(bad) > 1 else ""
+    return f"{bad[0].label}: {bad[0].reason}: a rank's trace that cannot be read{more}; {_HINT}"
+
+
+_HINT = "nothing written (--skip-bad-ranks imports the other ranks without it, and says so)"
+
+
+def _no_such_rank(rank: int | None, ranks: Iterable[int], bad: Sequence[BadRank]) -> str:
+    for b in bad:
+        if b.rank == rank:
+            return f"--rank {rank}: that rank's trace cannot be read: {b.said()}"
+    return f"--rank {rank}: no trace of that rank; ranks: {_listing(ranks)}"
+
+
+def _reason(exc: ImportProblem, path: Path) -> str:
+    """The importer's line about ``path`` without the name it starts with."""
+    for name in (str(path), printable(path), path.name, _label(path)):
+        if exc.message.startswith(f"{name}: "):
+            return exc.message[len(name) + 2:]
+    return exc.message
+
+
+def _note_skipped(result: TorchImport, bad: Sequence[BadRank], read: int) -> None:
+    """Say in the Top-N (its notes, printed as a warning too) which ranks are not in it."""
+    note = (f"{len(bad)} rank trace(s) kept out by --skip-bad-ranks (they cannot be read): "
+            f"{_said(bad)}; this Top-N, its slowest rank and every spread are of the {read} "
+            "read")
+    notes = result.doc.setdefault("notes", [])
+    notes.append(note)
+    if result.notes is not notes:
+        result.notes.append(note)

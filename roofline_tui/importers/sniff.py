@@ -10,6 +10,12 @@ byte strings, SQLite table names, JSON keys, CSV header cells, text lines) and t
 the file is, which ``import`` command reads it (``None``: none does) and what to run instead.
 The first row that matches wins. The head read is bounded (:data:`HEAD_BYTES`, a gzip member
 inflated to at most that many bytes) and only regular files are opened.
+
+An SQLite file no command can read as it is gets a row of its own, refused by every command
+with what is wrong and what to do (``damaged`` rows): cut off short of what its header
+declares, a rollback journal left beside it by a writer that stopped mid-write, a
+``-wal``/``-shm``/``-journal`` beside it that is not a file, or gzipped. A database with a
+``-wal`` beside it is sniffed with the log read (in a read-only folder too), as it is imported.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ class Rule:
     what: str
     reader: str | None  # the `roofline import` subcommand that reads it; None: none does
     instead: str  # what to run when the file was given to another command
+    damaged: bool = False  # a file no command reads as it is: the line says what is wrong
 
 
 RULES: tuple[Rule, ...] = (
@@ -63,6 +70,19 @@ RULES: tuple[Rule, ...] = (
     Rule("xplane-bytes", "bytes", ("/host:metadata",), "a JAX/XLA profile (XSpace protobuf)",
          None, "not supported: this tool reads PyTorch (Kineto), rocprofv3 and Nsight Systems "
          "profiles; profile the run with one of them"),
+    Rule("sqlite-truncated", "sqlite-damage", ("truncated",), "a truncated SQLite database",
+         None, "the file was cut off (a full disk, a copy or download that did not finish); "
+         "export or copy it again and import the new file", damaged=True),
+    Rule("sqlite-journal", "sqlite-damage", ("journal",), "an SQLite database its writer did "
+         "not finish", None, "a rollback journal left beside it means the program writing "
+         "it was killed mid-write (or is still at work), so it may be incomplete; let the "
+         "writer finish, or export it again, and import the new file", damaged=True),
+    Rule("sqlite-sibling", "sqlite-damage", ("sibling",), "an SQLite database with an odd "
+         "file beside it", None, "SQLite reads a -wal, -shm or -journal beside a database as "
+         "part of it; move that one away, or copy the database alone, and import it again",
+         damaged=True),
+    Rule("sqlite-gzip", "gzip", ("SQLite format 3",), "a gzipped SQLite database", None,
+         "run `gunzip -k {name}` and import the database it leaves", damaged=True),
     Rule("nsys-sqlite", "sqlite", ("CUPTI_ACTIVITY_KIND_KERNEL",), "an Nsight Systems SQLite "
          "export", NSYS, "import it with `roofline import nsys`"),
     Rule("nsys-sqlite-nokernels", "sqlite", ("TARGET_INFO_SESSION_START_TIME",), "an Nsight "
@@ -124,6 +144,9 @@ class Head:
     text: str
     tables: frozenset[str]
     binary: bool
+    gzipped: bool = False  # ``raw`` and ``text`` are the inflated head of a gzip file
+    damage: str = ""  # an SQLite file's SqliteState.damage
+    detail: str = ""  # the figures behind it
 
 
 def _inflate(raw: bytes) -> bytes:
@@ -132,6 +155,14 @@ def _inflate(raw: bytes) -> bytes:
     except zlib.error:
         return raw
     return bytes(out)
+
+
+def _sqlite_damage(path: Path) -> tuple[str, str]:
+    """(what keeps an SQLite file from being read as it is, the figures), or ``("", "")``."""
+    from roofline_tui.core.measured.sqlite_ro import sqlite_state
+
+    state = sqlite_state(path)
+    return state.damage, state.detail
 
 
 def _sqlite_tables(path: Path) -> frozenset[str]:
@@ -162,13 +193,16 @@ def read_head(path: Path) -> Head | None:
     except store.ReadProblem:
         return None
     tables: frozenset[str] = frozenset()
+    damage = detail = ""
     if raw.startswith(SQLITE_MAGIC):
-        tables = _sqlite_tables(path)
-    body = store.utf8_of(_inflate(raw) if raw.startswith(GZIP_MAGIC) else raw)  # UTF-16 BOM
+        damage, detail = _sqlite_damage(path)
+        tables = frozenset() if damage else _sqlite_tables(path)
+    gzipped = raw.startswith(GZIP_MAGIC)
+    body = store.utf8_of(_inflate(raw) if gzipped else raw)  # UTF-16 BOM
     sample = body[:4096]
     binary = b"\x00" in sample or _not_text(sample)
     return Head(path.name.lower(), body, body.decode("utf-8", "replace").lstrip("\ufeff"),
-                tables, binary)
+                tables, binary, gzipped, damage, detail)
 
 
 def _not_text(sample: bytes) -> bool:
@@ -212,6 +246,10 @@ def matches(rule: Rule, head: Head) -> bool:
         return head.binary and all(p.encode() in head.raw[:4096] for p in rule.pattern)
     if rule.test == "sqlite":
         return bool(head.tables) and all(p in head.tables for p in rule.pattern)
+    if rule.test == "sqlite-damage":
+        return head.damage in rule.pattern
+    if rule.test == "gzip":
+        return head.gzipped and all(head.raw.startswith(p.encode()) for p in rule.pattern)
     if head.binary:
         return False
     if rule.test == "json":
@@ -256,6 +294,10 @@ def check(path: Path, reader: str, *, named: bool = True) -> Verdict:
         return Verdict(None, None)
     if rule.reader == reader:
         return Verdict(rule, None)
+    if rule.damaged:
+        detail = f" ({printable(head.detail, limit=200)})" if head.detail else ""
+        instead = rule.instead.replace("{name}", printable(Path(path).name, limit=120))
+        return Verdict(rule, f"{name}{rule.what}{detail}; {instead}")
     return Verdict(rule, f"{name}{rule.what}, not for `roofline import {reader}`; "
                          f"{rule.instead}")
 

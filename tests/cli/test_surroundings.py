@@ -250,6 +250,35 @@ def test_a_writer_waits_while_another_holds_the_lock(
     assert proc.wait(timeout=300) == 0
     assert path.exists() and no_temps(r0) == []
 
+
+@pytest.mark.parametrize("surface", ["analyze", "playbook", "priors-out"])
+@pytest.mark.parametrize("kind", ["directory", "dangling symlink"])
+def test_a_lock_path_that_is_no_file_refuses_the_write(demo_copy: Path, tmp_path: Path,
+                                                       surface: str, kind: str) -> None:
+    """Issue 36 item 4: a directory (or a dangling symlink) named like the lock of the file a
+    command writes used to switch locking off and let the write run unlocked, exit 0. Now the
+    command says so in one line naming the lock, exits 1 as for any output it cannot write,
+    and writes nothing."""
+    prof = demo_copy / "profile"
+    target = {"analyze": prof / "round_0" / "profile_roofline.json",
+              "playbook": tmp_path / "pb.md", "priors-out": tmp_path / "priors.json"}[surface]
+    lock = target.parent / f".{target.name}.lock"
+    if kind == "directory":
+        lock.mkdir()
+    else:
+        lock.symlink_to(tmp_path / "gone")
+    target.unlink(missing_ok=True)
+    commands: dict[str, list[str | Path]] = {
+        "analyze": ["analyze", prof / "round_0"],
+        "playbook": ["playbook", prof, "--out", target],
+        "priors-out": ["playbook", prof, "--out", tmp_path / "other.md", "--priors-out", target],
+    }
+    done = roofline(*commands[surface])
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = one_line(done)
+    assert f"its lock file .{target.name}.lock is a {kind}" in line and "remove it" in line
+    assert not target.exists() and os.path.lexists(lock)
+
 # --------------------------------------------------------------------------- 12: import --force
 
 

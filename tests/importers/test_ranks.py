@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import os
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -214,3 +215,94 @@ def test_a_spread_read_back_is_checked() -> None:
     assert problems == ["x_roofline.ranks: min, median and max are out of order, ignored"]
     ext, problems = parse_entry_extension({"ranks": dict(good, max_us="1e999")})
     assert ext is not None and ext.ranks is None and len(problems) == 1
+
+
+# --------------------------------------------------------------------------- issue 36 item 3
+
+
+def _make_bad(path: Path, kind: str) -> None:
+    """``path`` (a rank's trace name) as something that cannot be read."""
+    if kind == "dangling symlink":
+        path.symlink_to(path.parent / "moved-away.json.gz")
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:  # damaged: the first half of a gzip trace (a copy cut short)
+        data = gzip.compress(b'{"traceEvents": [' + b'{"ph": "X", "ts": 1}, ' * 5000 + b"]}")
+        path.write_bytes(data[: len(data) // 2])
+
+
+BAD_KINDS = {"dangling symlink": "is a dangling symlink", "FIFO": "is a FIFO (named pipe)",
+             "directory": "is a directory", "damaged": "cannot read trace"}
+
+
+@pytest.mark.parametrize("kind", list(BAD_KINDS))
+def test_a_rank_that_cannot_be_read_is_never_dropped_silently(base: dict[str, Any],
+                                                              tmp_path: Path,
+                                                              kind: str) -> None:
+    """Issue 36 item 3, the attack: of three ranks, rank 1 (the straggler, 10 % slower and
+    its paged attention twice as slow: the rank the default must name) cannot be read. Before
+    the fix a dangling symlink, a FIFO or a directory in its place was skipped without a word
+    and rank 0 was written as "the slowest", exit 0.
+
+    Without a flag: one line naming rank 1's file and why, exit 1, nothing written. With
+    ``--skip-bad-ranks``: ranks 0 and 2 are read, the slowest of them is rank 0 (GPU time
+    scaled 1.0 against 0.9), and the summary line, the Top-N's notes and its .md all say that
+    rank 1 was kept out and why."""
+    run = tmp_path / "run"
+    names = {r: f"dp0_pp0_tp{r}_dcp0_ep0_rank{r}.1757000000.pt.trace.json.gz" for r in SCALE}
+    for r in (0, 2):
+        write(run / names[r], rank_trace(base, r))
+    _make_bad(run / names[1], kind)
+    said = f"{names[1]}: {BAD_KINDS[kind]}"
+    out = tmp_path / "round"
+    refused = roofline("import", "torch", run, "--out", out)
+    assert refused.returncode == 1 and refused.stdout == ""
+    line = one_line(refused)
+    assert said in line and "nothing written" in line and "--skip-bad-ranks" in line
+    assert not out.exists()
+
+    done = roofline("import", "torch", run, "--out", out, "--skip-bad-ranks")
+    assert done.returncode == 0, done.stderr
+    summary = done.stdout.splitlines()[0]
+    assert summary.startswith("2 rank trace(s) read: 0 (")
+    assert "Top-N of rank 0 (the slowest of those read: most GPU time)" in summary
+    assert f"; 1 kept out by --skip-bad-ranks (cannot be read): {names[1]} ({BAD_KINDS[kind]}" in (
+        summary)
+    topn = load(out)
+    assert [t["rank"] for t in topn["x_roofline"]["ranks"]["traces"]] == [0, 2]
+    assert topn["x_roofline"]["ranks"]["rank"] == 0
+    note = [n for n in topn["notes"] if "--skip-bad-ranks" in n]
+    assert len(note) == 1 and f"{names[1]} ({BAD_KINDS[kind]}" in note[0]
+    assert "of the 2 read" in note[0] and note[0] in done.stderr  # said as a warning too
+    assert "kept out by --skip-bad-ranks" in (out / "profile_topN.md").read_text()
+    # the straggler cannot be asked for by number either
+    asked = roofline("import", "torch", run, "--out", tmp_path / "r2", "--skip-bad-ranks",
+                     "--rank", "1")
+    assert asked.returncode == 1
+    assert (f"error: --rank 1: that rank's trace cannot be read: {names[1]} "
+            f"({BAD_KINDS[kind]}") in one_line(asked)
+
+
+def test_an_atom_rank_directory_without_a_trace_is_accounted_for(base: dict[str, Any],
+                                                                 tmp_path: Path) -> None:
+    """ATOM's layout with ``rank_1/`` empty (its trace was never copied) and ``rank_2`` a
+    dangling symlink: each is named, exit 1; with ``--skip-bad-ranks`` rank 0 alone is read
+    and imported as one trace, and the Top-N says which ranks are missing."""
+    write(tmp_path / "atom" / "rank_0" / "trace.json.gz", rank_trace(base, 0))
+    (tmp_path / "atom" / "rank_1").mkdir()
+    (tmp_path / "atom" / "rank_2").symlink_to(tmp_path / "elsewhere")
+    refused = roofline("import", "torch", tmp_path / "atom", "--out", tmp_path / "r")
+    assert refused.returncode == 1
+    line = one_line(refused)
+    assert line.split("error: ", 1)[1].startswith(
+        "rank_1/: holds no trace file (*.json, *.json.gz): a rank's trace that cannot be read "
+        "(and 1 more: rank_2/ (is a dangling symlink)); nothing written")
+    done = roofline("import", "torch", tmp_path / "atom", "--out", tmp_path / "r",
+                    "--skip-bad-ranks")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1 rank trace read (rank_0/trace.json.gz); 2 kept out")
+    note = [n for n in load(tmp_path / "r")["notes"] if "--skip-bad-ranks" in n]
+    assert note and "rank_1/ (holds no trace file" in note[0] and "rank_2/ (is a dangling" in (
+        note[0])
