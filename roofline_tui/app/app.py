@@ -28,7 +28,7 @@ with collector_paused(freeze=True):
     from roofline_tui.app import exports, first_frame, view
     from roofline_tui.app.decisions import Decision
     from roofline_tui.app.keys import APP_BINDINGS, palette_commands
-    from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up
+    from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up, guarded
     from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
     from roofline_tui.app.runner import AnalysisRunner, InputsChecked
     from roofline_tui.app.session import INVALID_AFTER_S, Session
@@ -71,6 +71,7 @@ class RooflineApp(App[None]):
                  invalid_after_s: float | None = None,
                  before_watchers: Callable[[], Awaitable[object]] | None = None) -> None:
         super().__init__()
+        self.driver_class = guarded(self.driver_class)  # (app/terminal.py: never blocks)
         self.profile_dir = Path(profile_dir)
         self.sources = sources or RoundSources()
         self.options = options
@@ -155,7 +156,7 @@ class RooflineApp(App[None]):
         return self.watchers.watching
 
     def on_mount(self) -> None:
-        self._release_signals = catch_terminating_signals(self.action_quit)  # ends like q
+        self._release_signals = catch_terminating_signals(self, self.action_quit, self.quit_gate)
         first = self._first
         if first.render and first.analyze:
             # wait a moment for the first analyses: a quick round then shows in the first frame

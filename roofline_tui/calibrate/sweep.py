@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = [
     "DTYPES",
@@ -43,7 +44,11 @@ __all__ = [
     "ShapeSearch",
     "SweepSettings",
     "TimingPlan",
+    "RUNNING",
+    "RunStalled",
+    "WATCHDOG_MARGIN_S",
     "run_calibration",
+    "run_watched",
     "settings_for",
     "sweep_dtype",
 ]
@@ -56,6 +61,11 @@ _OUT_BYTES = {"bf16": 2, "fp16": 2, "fp8": 2}
 
 Clock = Callable[[], float]
 GiB = 1 << 30
+# The watchdog of a run (:func:`run_watched`): a run not over this long after its budget (a
+# device call that never returns) is given up, and what it measured before is kept.
+WATCHDOG_MARGIN_S = 5.0
+WATCHDOG_POLL_S = 0.05
+RUNNING = "running"  # the ``stopped`` of a dtype whose sweep is under way
 
 
 # --------------------------------------------------------------------------- what is measured
@@ -382,26 +392,29 @@ def _valid_seconds(value: object) -> float | None:
 def sweep_dtype(backend: Backend, dtype: str, budget_s: float, settings: SweepSettings, *,
                 clock: Clock, mem_bytes: int | None = None,
                 progress: Progress | None = None,
-                report: Callable[[float], tuple[float, float]] | None = None) -> DtypeResult:
-    """Search shapes for ``dtype`` within ``budget_s`` seconds of ``clock``.
+                report: Callable[[float], tuple[float, float]] | None = None,
+                out: DtypeResult | None = None) -> DtypeResult:
+    """Search shapes for ``dtype`` within ``budget_s`` seconds of ``clock``; into ``out`` when
+    given (its best is kept current shape by shape: a watchdog that gives up on a call that
+    never returns still finds what was measured before it).
 
     Before each shape the sweep checks that the dearest shape so far would still fit in what is
     left of the budget, so the budget is overrun only when a dtype's very first shape is longer
     than the budget itself. A shape that raises (out of memory, a kernel the library lacks) is
     recorded and counts as a shape that did not beat the best; when the first ``fail_limit``
     shapes all fail, the dtype is given up with the first error as the reason."""
-    out = DtypeResult(dtype=dtype)
+    out = out if out is not None else DtypeResult(dtype=dtype)
     search = ShapeSearch(settings, dtype=dtype, mem_bytes=mem_bytes)
     rule = Plateau(settings.patience, settings.min_gain, settings.min_shapes)
     start = clock()
     dearest = 0.0
-    out.stopped = "no more candidate shapes"
+    stopped = "no more candidate shapes"  # (out.stopped is set once the sweep is over)
     while True:
         if out.tried >= settings.max_shapes:
-            out.stopped = f"shape limit ({settings.max_shapes})"
+            stopped = f"shape limit ({settings.max_shapes})"
             break
         if out.tried and (clock() - start) + dearest > budget_s:
-            out.stopped = "time budget"
+            stopped = "time budget"
             break
         shape = search.propose(rule.best.shape if rule.best else None)
         if shape is None:
@@ -420,11 +433,12 @@ def sweep_dtype(backend: Backend, dtype: str, budget_s: float, settings: SweepSe
         dearest = max(dearest, clock() - before)
         out.tried += 1
         rule.observe(result)
+        out.best = rule.best
         if result is not None:
             out.history.append(result)
         elif rule.best is None and len(out.errors) >= settings.fail_limit:
             out.skipped = f"matmul failed on {len(out.errors)} shapes; first: {out.errors[0]}"
-            out.stopped = "failed"
+            stopped = "failed"
             break
         if progress is not None and report is not None:
             elapsed, budget = report(clock())
@@ -433,10 +447,11 @@ def sweep_dtype(backend: Backend, dtype: str, budget_s: float, settings: SweepSe
                     if best else f"{dtype}: no rate yet")
             progress(ProgressEvent(dtype, elapsed, budget, f"{note} ({out.tried} shapes)"))
         if rule.done:
-            out.stopped = f"best held for {settings.patience} shapes"
+            stopped = f"best held for {settings.patience} shapes"
             break
     out.best = rule.best
     out.seconds = clock() - start
+    out.stopped = stopped
     return out
 
 
@@ -473,18 +488,35 @@ def _measure_copy(backend: Backend, nbytes: int, budget_s: float, rounds: int,
     return CopyResult(nbytes, best), None
 
 
+def _unsupported(backend: Backend, dtype: str) -> str | None:
+    if dtype not in DTYPES:
+        return f"unknown dtype {dtype!r}"
+    try:
+        why = backend.unsupported(dtype)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a backend that cannot tell: not measured, said
+        return f"could not tell whether {dtype} matmuls run here: {_one_line(exc)}"
+    return None if why is None else (str(why) or "not supported")
+
+
 def run_calibration(backend: Backend, settings: SweepSettings = DEFAULT, *,
                     dtypes: Sequence[str] = DTYPES, clock: Clock = time.monotonic,
                     progress: Progress | None = None,
-                    now: Callable[[], datetime] | None = None) -> Calibration:
+                    now: Callable[[], datetime] | None = None,
+                    live: Callable[[Calibration], object] | None = None) -> Calibration:
     """Copy, warm-up, then one sweep per supported dtype, all within ``settings.seconds``.
 
     The copy gets ``copy_share`` of the budget; what is left is split evenly between the dtypes
     still to come (time a dtype does not use passes to the next). A dtype the device lacks is
-    skipped with the backend's reason."""
+    skipped with the backend's reason (a backend that cannot tell, raising, too). ``live`` is
+    handed the record as soon as it exists; it fills in as the run goes (see
+    :func:`run_watched`)."""
     info = backend.device_info()
     started = (now or (lambda: datetime.now(UTC)))()
     cal = Calibration(device=info, started=started, budget_s=settings.seconds)
+    if live is not None:
+        live(cal)
     t0 = clock()
     deadline = t0 + settings.seconds
 
@@ -505,7 +537,7 @@ def run_calibration(backend: Backend, settings: SweepSettings = DEFAULT, *,
 
     runnable: list[str] = []
     for dtype in dict.fromkeys(dtypes):
-        why = backend.unsupported(dtype) if dtype in DTYPES else f"unknown dtype {dtype!r}"
+        why = _unsupported(backend, dtype)
         if why:
             cal.dtypes.append(DtypeResult(dtype=dtype, skipped=why, stopped="skipped"))
         else:
@@ -528,11 +560,79 @@ def run_calibration(backend: Backend, settings: SweepSettings = DEFAULT, *,
 
     for i, dtype in enumerate(runnable):
         budget = max(0.0, (deadline - clock()) / (len(runnable) - i))
-        res = sweep_dtype(backend, dtype, budget, settings, clock=clock,
-                          mem_bytes=info.mem_bytes, progress=progress, report=report)
-        cal.dtypes.append(res)
+        res = DtypeResult(dtype=dtype, stopped=RUNNING)
+        cal.dtypes.append(res)  # (before it runs: the watchdog's record of it)
+        sweep_dtype(backend, dtype, budget, settings, clock=clock, mem_bytes=info.mem_bytes,
+                    progress=progress, report=report, out=res)
     order = {d: j for j, d in enumerate(dict.fromkeys(dtypes))}
     cal.dtypes.sort(key=lambda r: order.get(r.dtype, len(order)))
     cal.elapsed_s = clock() - t0
     say("done", "finished")
     return cal
+
+
+class RunStalled(RuntimeError):
+    """The watchdog gave up on a run before it had a record to keep; ``str(exc)`` is one line
+    fit for a user."""
+
+
+def run_watched(backend: Backend, settings: SweepSettings = DEFAULT, *,
+                dtypes: Sequence[str] = DTYPES, clock: Clock = time.monotonic,
+                progress: Progress | None = None,
+                now: Callable[[], datetime] | None = None) -> tuple[Calibration, str | None]:
+    """:func:`run_calibration` on a thread of its own, watched on ``clock``: a run that is not
+    over :data:`WATCHDOG_MARGIN_S` after its budget (a device call that never returned) is
+    given up. Returns the calibration and ``None``, or what was measured before the call that
+    did not return and the reason (said in the ``stopped`` of the dtype it was sweeping and in
+    the ``skipped`` of those it never reached). The run's own exceptions are raised here; the
+    given-up thread is a daemon, left in its call. Raises :class:`RunStalled` when the device
+    could not even be described in time."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["result"] = run_calibration(backend, settings, dtypes=dtypes, clock=clock,
+                                            progress=progress, now=now,
+                                            live=lambda cal: box.setdefault("live", cal))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    t0 = clock()
+    limit = settings.seconds + WATCHDOG_MARGIN_S
+    threading.Thread(target=work, daemon=True, name="calibrate sweep").start()
+    while not done.wait(WATCHDOG_POLL_S) and clock() - t0 < limit:
+        pass
+    if done.is_set():
+        if "error" in box:
+            raise box["error"]
+        result: Calibration = box["result"]
+        return result, None
+    why = (f"a device call did not return within the budget ({settings.seconds:g} s) plus "
+           f"{WATCHDOG_MARGIN_S:g} s; the run was ended there")
+    live: Calibration | None = box.get("live")
+    if live is None:
+        raise RunStalled(why)
+    return _given_up(live, dtypes, why, clock() - t0), why
+
+
+def _given_up(live: Calibration, dtypes: Sequence[str], why: str,
+              elapsed: float) -> Calibration:
+    """A copy of what a given-up run had measured, each dtype saying where it stood."""
+    out: list[DtypeResult] = []
+    for r in list(live.dtypes):
+        r = replace(r, errors=list(r.errors), history=list(r.history))
+        if r.stopped == RUNNING:
+            r.stopped = "watchdog: a device call did not return"
+            if r.best is None:
+                r.skipped = f"not measured: {why}"
+        out.append(r)
+    swept = {r.dtype for r in out}
+    out += [DtypeResult(dtype=d, skipped=f"not reached: {why}", stopped="watchdog")
+            for d in dict.fromkeys(dtypes) if d not in swept]
+    order = {d: j for j, d in enumerate(dict.fromkeys(dtypes))}
+    out.sort(key=lambda r: order.get(r.dtype, len(order)))
+    copy_error = live.copy_error or (None if live.copy is not None else why)
+    return replace(live, dtypes=out, elapsed_s=elapsed, copy_error=copy_error)

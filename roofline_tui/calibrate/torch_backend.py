@@ -41,6 +41,49 @@ def _line(exc: BaseException, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _where(module: Any) -> str:
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return "a namespace package or a stand-in"
+    return "imported from " + " ".join(path.split())[:200]
+
+
+def _version_of(torch: Any) -> str | None:
+    """``torch.__version__`` when the module has a usable one (a stub or a broken install may
+    not)."""
+    value = getattr(torch, "__version__", None)
+    return str(value).strip() or None if isinstance(value, str) else None
+
+
+# the device properties read, with the range a real GPU reports: (lowest, highest); 0 reported
+# for an optional one means "not known" (as before). A value outside, not finite, or not a
+# number means a broken driver or build: refused in one line, before anything is measured.
+_PROPERTY_RANGES: dict[str, tuple[int, int]] = {
+    "major": (1, 99), "minor": (0, 99),
+    "multi_processor_count": (1, 1 << 20),
+    "total_memory": (1 << 20, 1 << 50),
+    "L2_cache_size": (1, 1 << 40),
+}
+
+
+def _property(props: Any, name: str, index: int, *, required: bool = False) -> int | None:
+    value = getattr(props, name, None)
+    if value is None or (not required and value == 0 and not isinstance(value, bool)):
+        if required:
+            raise CalibrateUnavailable(f"GPU {index}: PyTorch reports no {name} for it (the "
+                                       "driver or the PyTorch build is broken)")
+        return None
+    lo, hi = _PROPERTY_RANGES[name]
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and math.isfinite(value) and value == int(value) and lo <= value <= hi)
+    if not ok:
+        shown = " ".join(repr(value).split())[:40]
+        raise CalibrateUnavailable(f"GPU {index}: PyTorch reports an impossible {name} "
+                                   f"({shown}; a real GPU reports {lo} to {hi}): the driver or "
+                                   "the PyTorch build is broken")
+    return int(value)
+
+
 def open_torch_backend(device_index: int = 0, plan: TimingPlan | None = None) -> TorchBackend:
     """The backend for GPU ``device_index``; raises :class:`CalibrateUnavailable` without
     torch, with a CPU-only torch, without a visible GPU, or with an index out of range."""
@@ -52,7 +95,11 @@ def open_torch_backend(device_index: int = 0, plan: TimingPlan | None = None) ->
         ) from None
     except Exception as exc:  # noqa: BLE001 - a broken install: one line, not a traceback
         raise CalibrateUnavailable(f"PyTorch failed to import: {_line(exc)}") from None
-    version = getattr(torch, "__version__", "?")
+    version = _version_of(torch)
+    if version is None:  # every PyTorch build has one: a stub, or a half-removed install
+        raise CalibrateUnavailable(
+            f"the torch module found has no __version__: not a working PyTorch install "
+            f"({_where(torch)}); {INSTALL_HINT}")
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     hip = getattr(getattr(torch, "version", None), "hip", None)
     if not cuda and not hip:
@@ -73,8 +120,17 @@ def open_torch_backend(device_index: int = 0, plan: TimingPlan | None = None) ->
             f"--device-index {device_index} is out of range: PyTorch sees {count} GPU(s)")
     try:
         return TorchBackend(torch, device_index, plan or TimingPlan())
+    except CalibrateUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001
         raise CalibrateUnavailable(f"cannot start on GPU {device_index}: {_line(exc)}") from None
+
+
+def _capability(props: Any, index: int) -> tuple[int, int]:
+    """``(major, minor)`` of an NVIDIA GPU, checked."""
+    major = _property(props, "major", index, required=True)
+    minor = _property(props, "minor", index, required=True)
+    return (major or 0, minor or 0)
 
 
 class TorchBackend:
@@ -84,45 +140,55 @@ class TorchBackend:
         self._t = torch
         self._index = index
         self._plan = plan
+        self._version = _version_of(torch)
         self._dev = torch.device("cuda", index)
         torch.cuda.set_device(self._dev)
         self._props = torch.cuda.get_device_properties(index)
-        self._hip = getattr(torch.version, "hip", None)
+        self._hip = getattr(getattr(torch, "version", None), "hip", None)
+        # (major, minor) on NVIDIA: what bf16 and fp8 depend on
+        self._cc = (0, 0) if self._hip else _capability(self._props, index)
+        # described (and every property checked) before the first allocation on the device
+        self._info: DeviceInfo = self._describe()
         self._flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=self._dev)
         self._fp8_checked: str | None | bool = False  # False: not probed yet
-        self._info: DeviceInfo | None = None
 
     # ----------------------------------------------------------------------- device
 
+    def _torch_named(self) -> str:
+        return f"torch {self._version}" if self._version else "this torch (no __version__)"
+
     def device_info(self) -> DeviceInfo:
-        if self._info is not None:
-            return self._info
-        t, p = self._t, self._props
-        name = str(t.cuda.get_device_name(self._index))
+        return self._info
+
+    def _describe(self) -> DeviceInfo:
+        t, p, i = self._t, self._props, self._index
+        name = str(t.cuda.get_device_name(i))
         vendor: Literal["nvidia", "amd"]
         if self._hip:
-            raw = str(getattr(p, "gcnArchName", "") or "")
+            raw = getattr(p, "gcnArchName", "") or ""
+            if not isinstance(raw, str):
+                raise CalibrateUnavailable(f"GPU {i}: PyTorch reports an impossible gcnArchName "
+                                           f"({' '.join(repr(raw).split())[:40]})")
             arch = normalize_arch(raw) or raw or "unknown"
             vendor = "amd"
         else:
-            raw = f"{p.major}.{p.minor}"
-            arch = f"sm_{p.major}{p.minor}"
+            major, minor = self._cc
+            raw = f"{major}.{minor}"
+            arch = f"sm_{major}{minor}"
             vendor = "nvidia"
-        l2 = getattr(p, "L2_cache_size", None)
         env = {k: os.environ[k] for k in RECORDED_ENV if k in os.environ}
-        self._info = DeviceInfo(
-            name=name, arch=arch, vendor=vendor, arch_raw=raw, index=self._index,
-            torch=str(t.__version__), cuda=getattr(t.version, "cuda", None), hip=self._hip,
-            cu=int(p.multi_processor_count) if getattr(p, "multi_processor_count", 0) else None,
-            mem_bytes=int(p.total_memory) if getattr(p, "total_memory", 0) else None,
-            l2_bytes=int(l2) if isinstance(l2, int) and l2 > 0 else None, env=env)
-        return self._info
+        return DeviceInfo(
+            name=name, arch=arch, vendor=vendor, arch_raw=raw, index=i, torch=self._version,
+            cuda=getattr(getattr(t, "version", None), "cuda", None), hip=self._hip,
+            cu=_property(p, "multi_processor_count", i),
+            mem_bytes=_property(p, "total_memory", i),
+            l2_bytes=_property(p, "L2_cache_size", i), env=env)
 
     def _fp8_dtype(self) -> tuple[Any, str | None]:
         t = self._t
         info = self.device_info()
         if not hasattr(t, "_scaled_mm"):
-            return None, f"torch {t.__version__} has no torch._scaled_mm (fp8 needs torch>=2.1)"
+            return None, f"{self._torch_named()} has no torch._scaled_mm (fp8 needs torch>=2.1)"
         if self._hip:
             arch = info.arch
             if arch in ("gfx940", "gfx941", "gfx942"):
@@ -132,13 +198,12 @@ class TorchBackend:
             else:
                 return None, f"fp8 matmul needs gfx942 (CDNA 3) or newer; this is {arch}"
         else:
-            p = self._props
-            if (p.major, p.minor) < (8, 9):
+            if self._cc < (8, 9):
                 return None, f"fp8 matmul needs sm_89 or newer; this is {info.arch}"
             name = "float8_e4m3fn"
         dtype = getattr(t, name, None)
         if dtype is None:
-            return None, f"torch {t.__version__} has no {name}"
+            return None, f"{self._torch_named()} has no {name}"
         return dtype, None
 
     def unsupported(self, dtype: str) -> str | None:
@@ -146,7 +211,7 @@ class TorchBackend:
         if dtype == "fp16":
             return None
         if dtype == "bf16":
-            if not self._hip and self._props.major < 8:
+            if not self._hip and self._cc[0] < 8:
                 return f"bf16 matmul needs sm_80 or newer; this is {self.device_info().arch}"
             return None
         if dtype == "fp8":

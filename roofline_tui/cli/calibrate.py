@@ -2,9 +2,12 @@
 
 Building the parser imports nothing but the shared argument helpers: the measurement package,
 PyTorch and rich are imported by :func:`run`, and PyTorch only once the output path is known to
-be writable. Exit status: 0 written; 1 no PyTorch, no GPU, an output that may not be written,
-or nothing measured (one line on stderr each, nothing written); 2 a usage error; 130 Ctrl-C
-(nothing written).
+be writable. The measurement runs watched (:func:`~roofline_tui.calibrate.sweep.run_watched`):
+a device call that does not return by the budget plus a margin ends the run, and what was
+measured before it is written, with a warning line saying so. Exit status: 0 written; 1 no
+PyTorch, no GPU, a backend that cannot describe the device, an output that may not be
+written, or nothing measured (one line on stderr each, nothing written); 2 a usage error; 130
+Ctrl-C (nothing written).
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         render_section,
         write_section,
     )
-    from roofline_tui.calibrate.sweep import run_calibration, settings_for
+    from roofline_tui.calibrate.sweep import RunStalled, run_watched, settings_for
     from roofline_tui.calibrate.torch_backend import CalibrateUnavailable
     from roofline_tui.core.peaks import load_peak_table, parse_peaks_md
 
@@ -141,10 +144,17 @@ def run(args: argparse.Namespace) -> int:
     except CalibrateUnavailable as exc:
         return failure("calibrate", shown(exc, limit=400))
 
-    if sys.stderr.isatty():
-        cal = _run_with_bar(backend, settings, args, clock)
-    else:
-        cal = run_calibration(backend, settings, dtypes=args.dtypes, clock=clock)
+    try:
+        if sys.stderr.isatty():
+            cal, stalled = _run_with_bar(backend, settings, args, clock)
+        else:
+            cal, stalled = run_watched(backend, settings, dtypes=args.dtypes, clock=clock)
+    except RunStalled as exc:
+        return failure("calibrate", f"{shown(exc, limit=300)}; nothing written")
+    except Exception as exc:  # noqa: BLE001 - a backend that cannot describe its device
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return failure("calibrate", f"the device could not be measured "
+                       f"({type(exc).__name__}: {shown(text, limit=200)}); nothing written")
 
     if cal.copy is None:
         return failure("calibrate", "the device-to-device copy could not be timed "
@@ -171,17 +181,20 @@ def run(args: argparse.Namespace) -> int:
         return failure("calibrate", f"cannot write {shown(choice.path)}: "
                        f"{shown(exc.strerror or exc)}")
     print_summary(cal, path, sheet)
+    if stalled:
+        print(f"roofline calibrate: warning: {stalled}; {shown(path)} holds what was measured "
+              "before it", file=sys.stderr)
     return 0
 
 
 def _run_with_bar(backend: Backend, settings: SweepSettings, args: argparse.Namespace,
-                  clock: Clock) -> Calibration:
-    """The run with a rich progress bar on stderr (a terminal only): the bar is the time
-    budget; its text the phase and the best rate so far."""
+                  clock: Clock) -> tuple[Calibration, str | None]:
+    """The run (watched) with a rich progress bar on stderr (a terminal only): the bar is the
+    time budget; its text the phase and the best rate so far."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from roofline_tui.calibrate.sweep import ProgressEvent, run_calibration
+    from roofline_tui.calibrate.sweep import ProgressEvent, run_watched
 
     columns = (TextColumn("{task.description:>8}", markup=False), BarColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[note]}", markup=False))
@@ -192,9 +205,10 @@ def _run_with_bar(backend: Backend, settings: SweepSettings, args: argparse.Name
             bar.update(task, completed=min(ev.elapsed_s, ev.budget_s), description=ev.phase,
                        note=shown(ev.message, limit=100))
 
-        cal = run_calibration(backend, settings, dtypes=args.dtypes, clock=clock, progress=on)
+        cal, stalled = run_watched(backend, settings, dtypes=args.dtypes, clock=clock,
+                                   progress=on)
         bar.update(task, completed=settings.seconds)
-    return cal
+    return cal, stalled
 
 
 def print_summary(cal: Calibration, path: Path, sheet: PeakSection | None) -> None:

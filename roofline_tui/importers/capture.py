@@ -35,7 +35,9 @@ kernel sequences).
 Everything read from a file is treated as hostile: numbers go through
 :func:`roofline_tui.core.coerce.number`, names through :func:`roofline_tui.core.names.cap_name`,
 ``Input Dims`` are reduced to bounded nested tuples of ints, and the decompressed text read is
-bounded (:data:`MAX_TEXT_BYTES`).
+bounded per file (:data:`MAX_TEXT_BYTES`) and across all the capture files of one import
+(:class:`CaptureBudget`: :data:`MAX_TOTAL_TEXT_BYTES` decompressed, :data:`MAX_TOTAL_SECONDS`
+of reading), a bound that cuts in said in the import's notes (:func:`read_capture_files`).
 
 ``dims`` in a :class:`CapturedLaunch` keeps every position of the op's ``Input Dims`` as an
 immutable tuple: a tensor argument is a tuple of ints, a scalar (or any argument that is not a
@@ -50,6 +52,7 @@ import gzip
 import io
 import os
 import re
+import time
 import zlib
 from array import array
 from collections import Counter
@@ -71,6 +74,11 @@ from roofline_tui.importers.jsonstream import TraceEventStream
 # ---------------------------------------------------------------------------------------------
 
 MAX_TEXT_BYTES = 4 << 30  # decompressed bytes read from one capture file
+# ... and from all the capture files of one import together, and the time reading them may
+# add (measured on WORK_CLOCK: this thread's CPU time, our own work, not the machine's load)
+MAX_TOTAL_TEXT_BYTES = 4 << 30
+MAX_TOTAL_SECONDS = 30.0
+WORK_CLOCK = time.thread_time
 MAX_LAUNCHES = 1_000_000  # launch runtime calls kept from one file (inside windows or not)
 MAX_OPS = 4_000_000  # cpu_op spans kept
 MAX_MODULES = 1_000_000  # nn.Module python_function spans kept
@@ -498,8 +506,53 @@ class _Collector:
 # ---------------------------------------------------------------------------------------------
 
 
-def _stream_file(path: Path, col: _Collector) -> dict[str, Any]:
+def _size(n: float) -> str:
+    return f"{n / (1 << 30):.3g} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.3g} MiB"
+
+
+class CaptureBudgetSpent(ImportProblem):
+    """The bound on all the capture files of one import cut in (see :class:`CaptureBudget`)."""
+
+
+class CaptureBudget:
+    """What all the capture files of one import may cost together: decompressed bytes
+    (:data:`MAX_TOTAL_TEXT_BYTES`) and reading time (:data:`MAX_TOTAL_SECONDS` on
+    :data:`WORK_CLOCK`), both read when the budget is made. Each file's reading charges it as it
+    goes (a file that fails counts the bytes it cost); once a bound is passed the file being read
+    and every later one raise :class:`CaptureBudgetSpent`. Two files of 2 GiB were each within
+    the per-file bound, and together added tens of seconds to an import."""
+
+    def __init__(self) -> None:
+        self.max_bytes = MAX_TOTAL_TEXT_BYTES
+        self.max_seconds = MAX_TOTAL_SECONDS
+        self._clock = WORK_CLOCK
+        self._t0 = self._clock()
+        self.spent_bytes = 0  # decompressed bytes of the files done with
+        self.files = 0  # files read (or failed) within the bound
+        self.cut: str | None = None  # which bound cut in, in words
+
+    @property
+    def seconds(self) -> float:
+        return self._clock() - self._t0
+
+    def check(self, in_file: int = 0) -> None:
+        """Raise :class:`CaptureBudgetSpent` when ``in_file`` more decompressed bytes (of the
+        file being read) pass a bound, or the time is up."""
+        if self.cut is None:
+            if self.spent_bytes + in_file > self.max_bytes:
+                self.cut = f"more than {_size(self.max_bytes)} of decompressed text"
+            elif self.seconds > self.max_seconds:
+                self.cut = f"more than {self.max_seconds:g} s of reading"
+        if self.cut is not None:
+            raise CaptureBudgetSpent(f"the graph-capture traces of this import passed their "
+                                     f"bound in total ({self.cut})")
+
+
+def _stream_file(path: Path, col: _Collector,
+                 budget: CaptureBudget | None = None) -> dict[str, Any]:
     """Feed every event of ``path`` to ``col``; returns the trace's top-level header."""
+    if budget is not None:
+        budget.check()
     shown = printable(path.name, limit=200)
     why = check_regular(path)
     if why is not None:
@@ -508,6 +561,7 @@ def _stream_file(path: Path, col: _Collector) -> dict[str, Any]:
         raw = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise ImportProblem(f"{shown}: cannot open ({printable(exc.strerror or exc)})") from None
+    reached = [0]  # decompressed bytes read so far (what this file cost the budget)
     try:
         try:
             gz = raw.read(2) == b"\x1f\x8b"
@@ -518,12 +572,14 @@ def _stream_file(path: Path, col: _Collector) -> dict[str, Any]:
 
         def bounded() -> None:
             try:
-                where = binary.tell()
+                where = reached[0] = binary.tell()
             except (OSError, ValueError):
                 return
             if where > MAX_TEXT_BYTES:
                 raise ImportProblem(f"more than {MAX_TEXT_BYTES >> 30} GiB of trace text; "
                                     "not read")
+            if budget is not None:
+                budget.check(where)
 
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, on_read=bounded)
@@ -532,17 +588,23 @@ def _stream_file(path: Path, col: _Collector) -> dict[str, Any]:
             for batch in stream.event_batches():
                 for ev in batch:
                     add(ev)
+            bounded()  # (the end of the file, past the last chunk's check)
         except (EOFError, OSError, zlib.error) as exc:
             raise ImportProblem(f"compressed trace is damaged or truncated ({exc})") from None
         if not stream.saw_trace_events:
             raise ImportProblem("no traceEvents array (is it a chrome trace?)")
         return stream.header
+    except CaptureBudgetSpent:
+        raise
     except ImportProblem as exc:
         if exc.message.startswith(shown):
             raise
         raise ImportProblem(f"{shown}: {exc.message}") from None
     finally:
         raw.close()
+        if budget is not None and budget.cut is None:
+            budget.spent_bytes += reached[0]
+            budget.files += 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -832,11 +894,12 @@ def _file(path: Path, col: _Collector, windows: list[_Window], labels: Counter[t
                        roots=roots, notes=tuple(notes[:MAX_NOTES]))
 
 
-def _parse(path: Path) -> tuple[_Collector, dict[str, Any], list[_Window], list[str],
-                                dict[int, tuple[int, str]], dict[int, int]]:
+def _parse(path: Path, budget: CaptureBudget | None = None
+           ) -> tuple[_Collector, dict[str, Any], list[_Window], list[str],
+                      dict[int, tuple[int, str]], dict[int, int]]:
     path = Path(path)
     col = _Collector()
-    header = _stream_file(path, col)
+    header = _stream_file(path, col, budget)
     notes: list[str] = []
     for what, n in sorted(col.dropped.items()):
         notes.append(f"{n} {what} record(s) past the kept bound were dropped")
@@ -851,20 +914,22 @@ def _all_labels(col: _Collector) -> Counter[tuple[int, str]]:
     return labels
 
 
-def read_capture(path: Path) -> CaptureFile:
+def read_capture(path: Path, *, budget: CaptureBudget | None = None) -> CaptureFile:
     """The whole capture file ``path`` as one :class:`CaptureFile` (one streamed pass).
 
     Size: from the capture label (``capture_32_FULL`` ...), else from the file name
     (``bs_32_rank0``), else the most common first dim of the cpu_ops' ``Input Dims``. A file
     whose labels name several sizes gets ``size=None`` (use :func:`read_captures`). Raises
-    :class:`ImportProblem` for a file that cannot be read as a chrome trace."""
+    :class:`ImportProblem` for a file that cannot be read as a chrome trace (its subclass
+    :class:`CaptureBudgetSpent` once ``budget``, shared by the files of one import, is
+    spent)."""
     path = Path(path)
-    col, header, windows, notes, ops, modules = _parse(path)
+    col, header, windows, notes, ops, modules = _parse(path, budget)
     return _file(path, col, windows, _all_labels(col), ops, modules, trace_rank(path, header),
                  notes, _FN_BS.search(path.name))
 
 
-def read_captures(path: Path) -> list[CaptureFile]:
+def read_captures(path: Path, *, budget: CaptureBudget | None = None) -> list[CaptureFile]:
     """Like :func:`read_capture`, but one :class:`CaptureFile` per captured shape.
 
     * A file with several capture labels is split by the label enclosing each window (windows
@@ -874,7 +939,7 @@ def read_captures(path: Path) -> list[CaptureFile]:
       first dim of its own ops (``size_from`` says so).
     * Anything else: ``[read_capture(path)]``."""
     path = Path(path)
-    col, header, windows, notes, ops, modules = _parse(path)
+    col, header, windows, notes, ops, modules = _parse(path, budget)
     rank = trace_rank(path, header)
     fn = _FN_BS.search(path.name)
     labels = _all_labels(col)
@@ -896,6 +961,33 @@ def read_captures(path: Path) -> list[CaptureFile]:
             out.append(one)
         return out
     return [_file(path, col, windows, labels, ops, modules, rank, notes, fn)]
+
+
+def read_capture_files(paths: Sequence[Path], notes: list[str], *,
+                       budget: CaptureBudget | None = None) -> list[CaptureFile]:
+    """Every capture of ``paths`` (:func:`read_captures` each), the files of one import, all
+    within one :class:`CaptureBudget`. A file that cannot be read is a note; once the budget
+    is spent, the file being read and the rest are left out, said in one note (which bound,
+    how many files were read)."""
+    budget = budget if budget is not None else CaptureBudget()
+    files: list[CaptureFile] = []
+    for k, path in enumerate(paths):
+        try:
+            files.extend(read_captures(path, budget=budget))
+        except CaptureBudgetSpent:
+            rest = len(paths) - k - 1
+            notes.append(
+                f"graph-capture traces bounded in total for one import "
+                f"({_size(budget.max_bytes)} of decompressed text, "
+                f"{budget.max_seconds:g} s of reading): the bound cut in ({budget.cut}) after "
+                f"{k} of {len(paths)} file(s), {_size(budget.spent_bytes)} read; "
+                f"{printable(Path(path).name, limit=120)}"
+                + (f" and {rest} more" if rest else "") + " not read (their kernels keep no "
+                "shapes from them)")
+            break
+        except ImportProblem as exc:
+            notes.append(f"graph-capture trace not used: {printable(exc.message, limit=300)}")
+    return files
 
 
 # ---------------------------------------------------------------------------------------------

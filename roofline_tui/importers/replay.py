@@ -17,8 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline_tui.core.textsafe import printable
-from roofline_tui.importers.capture import CaptureFile, align, choose_capture, read_captures
-from roofline_tui.importers.common import ImportProblem
+from roofline_tui.importers.capture import (
+    CaptureFile,
+    align,
+    choose_capture,
+    read_capture_files,
+)
 
 if TYPE_CHECKING:
     from array import array
@@ -48,12 +52,8 @@ def _lists(value: Any) -> Any:
 
 
 def _read(paths: list[Path], notes: list[str]) -> list[CaptureFile]:
-    files: list[CaptureFile] = []
-    for path in paths[:MAX_CAPTURE_FILES]:
-        try:
-            files.extend(read_captures(path))
-        except ImportProblem as exc:
-            notes.append(f"graph-capture trace not used: {printable(exc.message, limit=300)}")
+    # (bounded in total, decompressed bytes and reading time: capture.CaptureBudget)
+    files = read_capture_files(paths[:MAX_CAPTURE_FILES], notes)
     if len(paths) > MAX_CAPTURE_FILES:
         notes.append(f"only the first {MAX_CAPTURE_FILES} of {len(paths)} graph-capture traces "
                      "read")

@@ -552,3 +552,87 @@ def test_parse_label() -> None:
     assert parse_label("capture_graph_bs_16") == (16, "GRAPH")
     for other in ("capture_32", "ProfilerStep#1", "xcapture_32_FULL", 5, None, "capture_x_FULL"):
         assert parse_label(other) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# the capture files of one import, bounded in total (issue 36 item 6: two 2 GiB gzip bombs in
+# capture_traces/, each within the per-file bound, added 17 s to an import)
+# ---------------------------------------------------------------------------------------------
+
+MiB = 1 << 20
+
+
+def _bomb(path: Path, mib: int) -> Path:
+    """A valid, empty chrome trace of ``mib`` MiB once decompressed, a few KiB compressed."""
+    body = b'{"traceEvents": [' + b" " * (mib * MiB) + b"]}"
+    path.write_bytes(gzip.compress(body, compresslevel=9))
+    return path
+
+
+def _bombs(folder: Path, n: int, mib: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return [_bomb(folder / f"graph_capture_rank_0.{900 + k}.pt.trace.json.gz", mib)
+            for k in range(n)]
+
+
+def test_the_capture_files_of_one_import_are_bounded_in_decompressed_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three bombs of 6 MiB each against a total of 10 MiB: the first is read (6 MiB), the
+    second passes the bound at its 5th MiB and is left out with the third, in one note."""
+    from roofline_tui.importers import capture
+
+    monkeypatch.setattr(capture, "MAX_TOTAL_TEXT_BYTES", 10 * MiB)
+    paths = _bombs(tmp_path, 3, 6)
+    notes: list[str] = []
+    files = capture.read_capture_files(paths, notes)
+    assert [f.path for f in files] == paths[:1]
+    (said,) = [n for n in notes if "bounded in total" in n]
+    assert "10 MiB of decompressed text" in said and "after 1 of 3 file(s), 6 MiB read" in said
+    assert f"{paths[1].name} and 1 more not read" in said
+    # the next import starts afresh
+    again: list[str] = []
+    assert len(capture.read_capture_files(paths[:1], again)) == 1 and again == []
+
+
+def test_the_capture_files_of_one_import_are_bounded_in_reading_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The time bound runs on our own work (the reading thread's CPU time), not the wall: a
+    clock standing in for it moves 1 s per look; 5 s allowed."""
+    from roofline_tui.importers import capture
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(capture, "WORK_CLOCK", lambda: float(next(ticks)))
+    monkeypatch.setattr(capture, "MAX_TOTAL_SECONDS", 5.0)
+    paths = _bombs(tmp_path, 2, 2)
+    notes: list[str] = []
+    assert capture.read_capture_files(paths, notes) == []
+    (said,) = [n for n in notes if "bounded in total" in n]
+    assert "(more than 5 s of reading) after 0 of 2 file(s)" in said
+
+
+def test_bombs_beside_a_trace_cost_the_import_only_the_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import end to end: the real vLLM capture (32.5 MiB decompressed) is read and shapes
+    all 421 replayed kernels; the first bomb discovered after it passes the total bound (40
+    MiB here) and is left out with the other two, which the import's notes state."""
+    import shutil
+
+    from roofline_tui.importers import capture
+    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+
+    # (raising=False: on a tree without the bound the test fails on what the import says)
+    monkeypatch.setattr(capture, "MAX_TOTAL_TEXT_BYTES", 40 * MiB, raising=False)
+    run = tmp_path / "run"
+    trace = run / "exec.pt.trace.json.gz"
+    folder = run / "capture_traces"
+    folder.mkdir(parents=True)
+    shutil.copyfile(need(VLLM_EXEC), trace)
+    shutil.copyfile(need(VLLM_CAPTURE), folder / "graph_capture_rank_0.123.pt.trace.json.gz")
+    _bombs(folder, 3, 16)
+    doc = import_torch(trace, TorchOptions(top=10000), progress=False).doc
+    shaped = sum(e.get("x_roofline", {}).get("capture_shaped_calls", 0)
+                 for e in doc["top_kernels"])
+    assert shaped == 421
+    (said,) = [n for n in doc["notes"] if "bounded in total" in n]
+    assert "after 1 of 4 file(s), 32.5 MiB read" in said
+    assert "graph_capture_rank_0.900.pt.trace.json.gz and 2 more not read" in said
