@@ -41,6 +41,7 @@ from roofline_tui.core.artifact import (
 )
 from roofline_tui.core.classify import Classification, classify
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
+from roofline_tui.core.evidence import RaisedRoof, one_step_lower, raised_roofs
 from roofline_tui.core.evidence import annotate as annotate_evidence
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload, launches_per_step
 from roofline_tui.core.instance_cases import InstanceCase, instance_cases
@@ -60,6 +61,8 @@ from roofline_tui.core.opmodels import (
     choose_candidate,
     prior_for,
 )
+from roofline_tui.core.opmodels.base import recorded_dtype
+from roofline_tui.core.parallelism import TensorParallel, resolve_tensor_parallel
 from roofline_tui.core.parts import (
     Choice,
     Corroboration,
@@ -82,6 +85,7 @@ from roofline_tui.core.peaks import (
     peak_flops_for,
     roof_for_rate,
 )
+from roofline_tui.core.precision import Device
 from roofline_tui.core.refine import KernelRefinement, Refinements, corroborate
 from roofline_tui.core.routing import route_entry
 from roofline_tui.core.textsafe import printable
@@ -150,9 +154,11 @@ def _run_regime(topn: TopN) -> tuple[Regime | None, str]:
     return None, ""
 
 
-def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str, bool]:
+def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime | None, str, bool]:
     """Spec §3 step 2: the served regime carrying the most launches, else the run's dominant one.
-    Returns (regime, why, assumed): assumed when no serving evidence or recorded shape says it."""
+    Returns (regime, why, assumed): assumed when no serving evidence or recorded shape says it;
+    regime None when the trace's own evidence says it is not a serving run (training, a CNN:
+    ``topn.ext.regime`` null), so no regime applies."""
     served = [r for r in _REGIMES if r in entry.served_regimes or r in entry.base_latency_ms
               or r in entry.calls_per_step]
     sv = topn.serving
@@ -177,6 +183,8 @@ def pick_regime(entry: TopNEntry, topn: TopN) -> tuple[Regime, str, bool]:
     if phase is not None:
         return phase, f"entry phase is {phase}", False
     ev = topn.ext.regime if topn.ext is not None else None
+    if ev is not None and ev.regime is None:
+        return None, ev.evidence, False
     if ev is not None:
         return ev.regime, (f"{'assumed ' if ev.assumed else ''}{ev.regime} from the trace: "
                            f"{ev.evidence}"), ev.assumed
@@ -228,6 +236,10 @@ def logical_unit(
         )
     if not layers:
         return 1, f"one logical {kind} assumed to be one launch (layer count unknown)"
+    for k in (model.attention_kinds() if model is not None and op_class == "attn" else ()):
+        if k.layers < layers and abs(lps - k.layers) <= 0.05 * k.layers:
+            return 1, (f"one logical {kind} = one launch ({lps:g} launches/step are the "
+                       f"{k.describe()} layers)")
     ratio = lps / layers
     n = round(ratio)
     if n >= 2 and abs(ratio - n) <= 0.1 * ratio:
@@ -261,6 +273,12 @@ class _Shared:
     refinements: Refinements | None
     # op class of any Top-N entry, classified once per analysis (the logical-op links ask)
     classes: dict[str, str] = field(default_factory=dict)
+    # compute roofs this run beat (evidence.raised_roofs), by dtype: the second pass judges
+    # every entry of that dtype against the rate the run demonstrated
+    raised: dict[str, RaisedRoof] = field(default_factory=dict)
+    # the run's tensor parallelism and its evidence (core.parallelism); ``workload.tp`` above
+    # carries its size when env_report was silent
+    parallel: TensorParallel | None = None
 
 
 def _target_eff(op_class: str, est: OpEstimate | None, options: AnalyzeOptions
@@ -274,7 +292,37 @@ def _target_eff(op_class: str, est: OpEstimate | None, options: AnalyzeOptions
     return prior.value, prior.why
 
 
-def _identity(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None
+def _on_roof(h: "_Head", unit: Modelled, choice: Choice, roof: Roofline, sh: "_Shared"
+             ) -> Modelled:
+    """The prior re-based onto the roof the verdict used: a compute prior set against a data
+    sheet (``Prior.roof``) takes its value on a measured ceiling (``Prior.on_measured``) when
+    the entry is judged on the compute axis against a measured ceiling — the same fraction of a
+    lower roof would be a lower rate than the kernel the prior cites. A calibrated prior
+    (``--priors``, fitted on the roofs it was used with) and every other case keep theirs."""
+    if unit.est is None or roof.roof_axis != "compute":
+        return unit
+    prior = prior_for(h.cls.op_class, unit.est)
+    dtype = choice.peak_flops_dtype
+    if (prior.roof != "data sheet" or prior.on_measured is None
+            or prior.key in sh.options.target_eff_overrides
+            or not is_measured_roof(sh.peaks, dtype)):
+        return unit
+    return unit._replace(target_eff=prior.on_measured, target_eff_source=(
+        f"{prior.why}; re-based from {prior.value:g} (set against the data sheet) to "
+        f"{prior.on_measured:g} on the measured {dtype} ceiling: {prior.rebase_why}"))
+
+
+def _raised(sh: "_Shared", dtype: str | None, peak: float | None
+            ) -> tuple[float | None, RaisedRoof | None]:
+    """The compute roof of ``dtype`` this run raised (:func:`evidence.raised_roofs`), else
+    ``peak`` unchanged."""
+    raised = sh.raised.get(dtype or "")
+    if raised is None or peak is None or not raised.rate > peak:
+        return peak, None
+    return raised.rate, raised
+
+
+def _identity(head: TopNEntry, regime: Regime | None, op_class: str, op_subclass: str | None
               ) -> dict[str, Any]:
     """The entry's fields before any analysis: the Top-N row, its class, no verdict yet."""
     return {
@@ -303,7 +351,8 @@ def _identity(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str |
     }
 
 
-def _new_entry(head: TopNEntry, regime: Regime, op_class: str, op_subclass: str | None) -> Entry:
+def _new_entry(head: TopNEntry, regime: Regime | None, op_class: str, op_subclass: str | None
+               ) -> Entry:
     """The entry before any analysis (what an entry whose analysis failed is left with)."""
     return Entry(**_identity(head, regime, op_class, op_subclass))
 
@@ -391,7 +440,8 @@ def _fold_case(case: Case, calls: float, fs: _FoldSetting) -> _FoldedCase:
         how = f"the profile's per-launch t_ms × {n} launch(es) per unit"
     peak_bw = fs.sh.peaks.hbm_bw_bytes_s or 0.0
     pick = choose_candidate(est, peak_bw, t_unit).chosen
-    peak_flops, _, _ = peak_flops_for(fs.sh.peaks, est.compute_dtype)
+    peak_flops, flops_dtype, _ = peak_flops_for(fs.sh.peaks, est.compute_dtype)
+    peak_flops, _ = _raised(fs.sh, flops_dtype, peak_flops)
     ai = pick.flops_est / pick.bytes_est if pick.bytes_est > 0 else 0.0
     ridge = peak_flops / peak_bw if peak_flops and peak_bw else None
     axis: RoofAxis = "compute" if ridge is not None and ai > ridge else "memory"
@@ -507,33 +557,46 @@ def fold_cases(
     ), axes
 
 
+# The regime the lookups and the op models use for a trace that is not a serving run: such a
+# trace has no phases, so each kernel's time is the mean over all its launches, and its forward
+# passes run over whole batches; no token count is taken from the workload (see _op_context).
+_NO_REGIME_WORK: Regime = "prefill"
+
+
 class _Head(NamedTuple):
-    """One head as its analysis starts: the Top-N row, its regime, class and refinement."""
+    """One head as its analysis starts: the Top-N row, its regime (None: not a serving run,
+    said once in the profile notes), class and refinement."""
 
     row: TopNEntry
-    regime: Regime
+    shown: Regime | None
     regime_why: str
     regime_assumed: bool
     cls: Classification
     refine: KernelRefinement | None
 
+    @property
+    def regime(self) -> Regime:
+        """The regime the per-phase lookups and the op models read (:data:`_NO_REGIME_WORK`
+        when the trace has none)."""
+        return self.shown if self.shown is not None else _NO_REGIME_WORK
+
     def identity(self) -> dict[str, Any]:
-        return _identity(self.row, self.regime, self.cls.op_class, self.cls.op_subclass)
+        return _identity(self.row, self.shown, self.cls.op_class, self.cls.op_subclass)
 
     def said(self) -> Said:
-        """The first sentences of every entry's notes: why this regime, why this class."""
-        return Said(notes=(f"Regime: {self.regime_why}.",
-                           f"Class: {self.cls.op_class} ({self.cls.reason}).",
+        """The first sentences of every entry's notes: why this regime (none: said once, in
+        the profile notes), why this class."""
+        regime = (f"Regime: {self.regime_why}.",) if self.shown is not None else ()
+        return Said(notes=(*regime, f"Class: {self.cls.op_class} ({self.cls.reason}).",
                            *(f"Input: {n}." for n in self.row.input_notes)))
 
 
 def _head(head: TopNEntry, sh: _Shared) -> _Head:
     """Spec §3 steps 1-2: the head's regime and op class (and its stage B/C refinement)."""
     regime, why, assumed = pick_regime(head, sh.topn)
-    cls = classify(head.name, head.classification, head.shapes,
-                   has_experts=_has_experts(sh.model))
+    cls = _classify_entry(head, _has_experts(sh.model))
     refine = sh.refinements.for_kernel(head.name) if sh.refinements is not None else None
-    return _Head(row=head, regime=regime, regime_why=why, regime_assumed=assumed, cls=cls,
+    return _Head(row=head, shown=regime, regime_why=why, regime_assumed=assumed, cls=cls,
                  refine=refine)
 
 
@@ -568,6 +631,7 @@ def analyze_entry(head: TopNEntry, sh: _Shared) -> tuple[Entry, str | None]:
         return _entry(h, sh, [timing, modelled, roof], unit=modelled, roof=roof), None
     measured = _measured(h, modelled, choice)
     roof = _roofline(h, modelled, choice, measured, sh)
+    modelled = _on_roof(h, modelled, choice, roof, sh)
     parts: list[EntryPart] = [timing, modelled, choice, measured, roof]
     parts += _corroboration(h, roof)
     return _entry(h, sh, parts, unit=modelled, choice=choice, roof=roof), None
@@ -585,6 +649,9 @@ def _timing(h: _Head, sh: _Shared) -> Timing:
     """Per-launch time in the head's regime and launches per step (spec §3 step 2); an assumed
     regime is said here, where the time depends on it."""
     t_ms, source = per_launch_time(h.row, h.regime)
+    if h.shown is None and t_ms is not None and not source.startswith("base_latency"):
+        source = (f"{'avg_us/1000' if h.row.avg_us else 'total_ms/calls'}: the mean over "
+                  "all its launches")
     said = t_ms is not None and not source.startswith("base_latency")
     return Timing(
         t_ms=t_ms, source=source, launches_per_step=launches_per_step(h.row, h.regime, sh.topn),
@@ -599,12 +666,14 @@ def _op_context(h: _Head, sh: _Shared) -> OpContext:
     head has captured shapes."""
     head, regime = h.row, h.regime
     tokens, tokens_src = regime_tokens(head, regime, sh.topn, sh.workload)
+    if h.shown is None:
+        tokens, tokens_src = None, "no token count: the trace is not a serving run"
     ctx = OpContext(
         name=head.name,
         op_subclass=h.cls.op_subclass,
         regime=regime,
         shapes=head.shapes,
-        dtypes=[d for d in (canonical_dtype(x) for x in head.dtypes) if d],
+        dtypes=[d for d in (recorded_dtype(x) for x in head.dtypes) if d],
         model=sh.model,
         workload=sh.workload,
         tokens=tokens,
@@ -616,8 +685,18 @@ def _op_context(h: _Head, sh: _Shared) -> OpContext:
         l2_bytes=sh.peaks.l2_bytes,
         steps=(sh.topn.serving.phases.get(regime) if sh.topn.serving is not None else None),
         topn=sh.topn,
+        parallel=sh.parallel,
+        device=_device(sh.peaks),
     )
     return h.refine.context(ctx) if h.refine is not None else ctx
+
+
+def _device(peaks: Peaks) -> Device | None:
+    """The dtypes the device has a matrix-core roof for (its peak table's), which the
+    compute-precision rule checks a compute dtype against; None when no compute peak is known."""
+    if not peaks.flops:
+        return None
+    return Device(peaks.product or peaks.gfx or "this GPU", frozenset(peaks.flops))
 
 
 class _Estimated(NamedTuple):
@@ -648,7 +727,8 @@ def _byte_flop_model(h: _Head, timing: Timing, sh: _Shared) -> Modelled | NotMod
     if cls.op_class == "comm":
         return NotModelled(_COMM_REASON)
     if cls.op_class not in MODELS:
-        return NotModelled(f"no byte/FLOP model for this kernel ({cls.reason})")
+        return NotModelled(cls.unmodelled
+                           or f"no byte/FLOP model for this kernel ({cls.reason})")
     if timing.t_ms is None:
         return NotModelled(timing.source)
     t_ms = timing.t_ms
@@ -659,6 +739,8 @@ def _byte_flop_model(h: _Head, timing: Timing, sh: _Shared) -> Modelled | NotMod
     wants = MODELS[cls.op_class].instance_tensors
     if not cases and wants is not None:
         instances, covered = instance_cases(h.row, h.regime, wants)
+        if h.shown is None:  # no regime: the instances' whole time (they have no phases)
+            covered = [c.replace(f"its own {h.regime} time", "its own time") for c in covered]
         cases, source = instances, "recorded instances"
     joined = _join_logical_op(h, sh, t_ms, instances)
     try:
@@ -693,8 +775,7 @@ def _class_of(sh: _Shared) -> Callable[[TopNEntry], str]:
     def class_of(e: TopNEntry) -> str:
         found = sh.classes.get(e.name)
         if found is None:
-            found = sh.classes[e.name] = classify(e.name, e.classification, e.shapes,
-                                                  has_experts=experts).op_class
+            found = sh.classes[e.name] = _classify_entry(e, experts).op_class
         return found
 
     return class_of
@@ -881,7 +962,10 @@ def _roofline(h: _Head, t: Modelled, choice: Choice, measured: Measured, sh: _Sh
     """Utilizations, the roof and the bound (spec §3 steps 4-6), then the L3/dispatch checks
     (why there is no verdict, when there is none)."""
     notes: list[str] = []
-    peak_flops, roof_note = roof_for_rate(sh.peaks, choice.peak_flops_dtype, choice.peak_flops,
+    peak_flops, raised = _raised(sh, choice.peak_flops_dtype, choice.peak_flops)
+    if raised is not None:
+        notes.append(f"{raised.note()}.")
+    peak_flops, roof_note = roof_for_rate(sh.peaks, choice.peak_flops_dtype, peak_flops,
                                           measured.flops_est / t.t_unit_s)
     if roof_note:
         notes.append(roof_note)
@@ -951,6 +1035,8 @@ def _confidence(h: _Head, sh: _Shared, roof: Roofline | None, choice: Choice | N
         confidence = "low"
     flops_dtype = choice.peak_flops_dtype if choice is not None else None
     confidence = compute_roof_confidence(sh.peaks, roof_axis, flops_dtype, confidence)
+    if roof_axis == "compute" and flops_dtype in sh.raised:
+        confidence = one_step_lower(confidence)  # on a roof the run raised (RaisedRoof.note)
     return (refine.stage if refine is not None else "A"), confidence
 
 
@@ -1032,8 +1118,17 @@ def _dtypes(model: ModelShape | None, env: EnvReport | None) -> tuple[str, str, 
     return w, a, kv, notes
 
 
-def _has_experts(model: ModelShape | None) -> bool:
-    return model is not None and bool(model.num_experts)
+def _has_experts(model: ModelShape | None) -> bool | None:
+    """Whether the model has experts; None without a config.json (not known)."""
+    return bool(model.num_experts) if model is not None else None
+
+
+def _classify_entry(e: TopNEntry, has_experts: bool | None) -> Classification:
+    """:func:`classify` with what the trace recorded of the entry's launches as evidence:
+    each instance's launching op and module path."""
+    ops = [t for i in (e.ext.instances if e.ext is not None else []) for t in (i.op, i.module)
+           if t]
+    return classify(e.name, e.classification, e.shapes, has_experts=has_experts, ops=ops)
 
 
 def _neighbours(topn: TopN, model: ModelShape | None) -> Neighbours:
@@ -1042,7 +1137,7 @@ def _neighbours(topn: TopN, model: ModelShape | None) -> Neighbours:
     experts = _has_experts(model)
 
     def describe(e: TopNEntry) -> Neighbour:
-        c = classify(e.name, e.classification, e.shapes, has_experts=experts)
+        c = _classify_entry(e, experts)
         return Neighbour(e.short_name, c.op_class, c.op_subclass, e.pct_gpu_time)
 
     return Neighbours(topn.entries, describe)
@@ -1107,20 +1202,12 @@ def _peaks_info(peaks: Peaks) -> PeaksInfo:
     )
 
 
-def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
-    options = options or AnalyzeOptions()
-    peaks = inputs.peaks
-    env = inputs.env
-    workload = inputs.workload or (env.workload if env else None) or Workload()
-    errors: list[Any] = list(inputs.problems) + list(peaks.problems) + list(options.problems)
-    topn = inputs.topn or TopN()
-    w, a, kv, dtype_notes = _dtypes(inputs.model, env)
-    sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=workload,
-                 weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
-                 options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements)
-    heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
+def _analyze_heads(heads: Sequence[TopNEntry], sh: _Shared
+                   ) -> tuple[list[Entry], list[Degraded], list[str]]:
+    """Every head's entry, the heads degraded (L2) and the internal errors (L5)."""
     entries: list[Entry] = []
     degraded: list[Degraded] = []
+    errors: list[str] = []
     for head in heads:
         try:
             entry, reason = analyze_entry(head, sh)
@@ -1134,6 +1221,36 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         entries.append(entry)
         if reason is not None:
             degraded.append(Degraded(name=entry.short_name, reason=reason))
+    return entries, degraded, errors
+
+
+def _ceilings(peaks: Peaks) -> dict[str, tuple[float, float]]:
+    """(measured ceiling, data sheet) per dtype whose compute roof is a measured ceiling."""
+    return {d: (peaks.flops[d], peaks.flops_data_sheet[d]) for d in peaks.flops
+            if is_measured_roof(peaks, d) and d in peaks.flops_data_sheet}
+
+
+def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artifact:
+    options = options or AnalyzeOptions()
+    peaks = inputs.peaks
+    env = inputs.env
+    workload = inputs.workload or (env.workload if env else None) or Workload()
+    errors: list[Any] = list(inputs.problems) + list(peaks.problems) + list(options.problems)
+    topn = inputs.topn or TopN()
+    w, a, kv, dtype_notes = _dtypes(inputs.model, env)
+    parallel = resolve_tensor_parallel(workload, topn, inputs.model)
+    op_workload = (workload.model_copy(update={"tp": parallel.size})
+                   if parallel is not None and parallel.size and workload.tp is None else workload)
+    sh = _Shared(topn=topn, peaks=peaks, model=inputs.model, workload=op_workload,
+                 weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
+                 options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements,
+                 parallel=parallel)
+    heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
+    entries, degraded, failed = _analyze_heads(heads, sh)
+    sh.raised = raised_roofs(entries, _ceilings(peaks), M.ISOLATED_NOISE)
+    if sh.raised:  # a kernel beat a measured ceiling: judge the run again on the raised roof
+        entries, degraded, failed = _analyze_heads(heads, sh)
+    errors += failed
     annotate_evidence(entries, datasheet_roof=lambda e: _datasheet_roof(e, peaks))
     by_pct, by_gain = rank_entries(entries)
     # the artifact's stage is the highest any head reached; each entry keeps its own
@@ -1174,6 +1291,10 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     )
     if topn.notes:
         artifact.profile_notes = list(topn.notes)
+    no_regime = topn.ext.regime if topn.ext is not None else None
+    if no_regime is not None and no_regime.regime is None and (
+            no_regime.evidence not in artifact.profile_notes):
+        artifact.profile_notes.append(no_regime.evidence)  # said once, for every entry
     if topn.graph_replay is not None:
         artifact.graph_replay = GraphReplayInfo.model_validate(
             topn.graph_replay.model_dump(exclude_none=True))

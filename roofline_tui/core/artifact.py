@@ -38,6 +38,7 @@ from pydantic import (
 from roofline_tui.core.closed_sets import (  # noqa: F401
     BOUND_TYPES,
     HEADROOM_CLASSES,
+    OP_CLASSES,
     BoundType,
     BytesBasis,
     Confidence,
@@ -48,6 +49,7 @@ from roofline_tui.core.closed_sets import (  # noqa: F401
     MeasurementBasis,
     MemoryRoof,
     Number,
+    OpClass,
     PeaksSource,
     Regime,
     RoofAxis,
@@ -198,7 +200,8 @@ class Entry(Record):
     short_name: str
     pct_gpu_time: float | None = None
     regime: Regime | None = None
-    op_class: str = "unknown"
+    op_class: str = Field("unknown", description="one of " + ", ".join(OP_CLASSES)
+                          + " (an upstream artifact may carry its own)")
     modeled: bool = False
     t_ms: float | None = None
     launches_per_step: float | None = None
@@ -565,6 +568,11 @@ class NextSkipped(Record):
     detail: str = ""  # the caution sentence, the entry it is judged in, the roof it sits at ...
     lever: str | None = when_set(
         description="saturated: its first byte-reduction lever (move fewer bytes)")
+    bound_type: BoundType | None = when_set(
+        description="saturated: the roof it sits at (compute-bound: its lever is fewer FLOPs, "
+                    "not fewer bytes)")
+    expected_e2e_gain_pct: Number | None = when_set(
+        description="its expected end-to-end gain (%): what passing it over traded")
 
 
 class NextTarget(Record):

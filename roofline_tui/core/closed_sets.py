@@ -8,6 +8,11 @@ re-exports every one.
 from typing import Literal, TypeGuard, get_args
 
 BoundType = Literal["memory", "compute", "latency", "unknown"]
+# The op classes the engine writes: the spec's five, ``comm`` (collectives, as real upstream
+# artifacts carry) and ``lora`` (LoRA shrink/expand, core.opmodels.lora). SSM and
+# linear-attention kernels are ``unknown`` with their family as ``op_subclass``. Not enforced on
+# read: an upstream artifact may carry a class of its own.
+OpClass = Literal["gemm", "moe", "attn", "elementwise", "unknown", "comm", "lora"]
 HeadroomClass = Literal["underperforming", "moderate", "saturated", "unknown"]
 Stage = Literal["A", "B", "C"]
 Confidence = Literal["low", "medium", "high"]
@@ -42,6 +47,7 @@ Number = int | float
 
 BOUND_TYPES: tuple[str, ...] = get_args(BoundType)
 HEADROOM_CLASSES: tuple[str, ...] = get_args(HeadroomClass)
+OP_CLASSES: tuple[str, ...] = get_args(OpClass)
 
 
 

@@ -12,11 +12,17 @@ Every entry on that axis then states the best figure and who reached it, and a
 kernel may do easier work. When the roof-based ``attainable_speedup`` exceeds the demonstrated
 one by more than :data:`GAP` and the roof in use is a data-sheet figure, the entry says so and
 its confidence drops one step: the promise rests on a number nothing in this run approaches.
+
+The other way round, a measured ceiling can be stale: a kernel of this run may beat it
+(:func:`raised_roofs`). A rate above the ceiling beyond the noise band, and not above the data
+sheet, is something this device and stack did; the engine then raises that dtype's compute roof
+to the best such rate for every entry of the run, one confidence step lower, instead of calling
+the fastest kernel a model error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from roofline_tui.core import units
@@ -24,6 +30,11 @@ from roofline_tui.core.artifact import Confidence, Demonstrated, Entry
 
 GAP = 1.5  # attainable over demonstrated speedup beyond which a data-sheet roof is doubted
 _LOWER: dict[Confidence, Confidence] = {"high": "medium", "medium": "low", "low": "low"}
+
+
+def one_step_lower(confidence: Confidence) -> Confidence:
+    """high → medium → low (low stays low)."""
+    return _LOWER[confidence]
 
 
 class _Best(NamedTuple):
@@ -101,3 +112,46 @@ def annotate(entries: list[Entry],
         e.demonstrated = Demonstrated(axis=side, best_rate=found.rate, unit=unit, by=found.by,
                                       demonstrated_speedup=speedup, roof_doubted=doubted,
                                       note=note)
+
+
+class RaisedRoof(NamedTuple):
+    """A compute roof this run beat: the measured ceiling, the best rate above it and who."""
+
+    dtype: str
+    ceiling: float
+    data_sheet: float
+    rate: float
+    by: str
+
+    def note(self) -> str:
+        """The sentence every entry judged on the raised roof carries."""
+        def r(x: float) -> str:
+            return units.rate(x, "FLOP/s", digits=4)
+        return (f"Roof: raised from the measured {self.dtype} ceiling ({r(self.ceiling)}) to "
+                f"{r(self.rate)}, the rate this run demonstrated ({self.by}, "
+                f"{self.rate / self.ceiling:.2f}× the ceiling, below the {r(self.data_sheet)} "
+                "data sheet): the ceiling is stale for this stack, so the roof is what the run "
+                "reached; confidence lowered one step")
+
+
+def raised_roofs(entries: Iterable[Entry], ceilings: Mapping[str, tuple[float, float]],
+                 noise: float) -> dict[str, RaisedRoof]:
+    """Per compute dtype whose roof is a measured ceiling (``ceilings[dtype]`` = (ceiling, data
+    sheet)), the best rate this run's entries reached above ``ceiling·(1 + noise)`` on the
+    compute axis without exceeding the data sheet (module docstring). Entries that are
+    unmodelled, dispatch-bound or untimed are no evidence; a suspect one is, since beating the
+    ceiling is what made it suspect. Beyond the data sheet the model over-counts: no raise."""
+    out: dict[str, RaisedRoof] = {}
+    for e in entries:
+        dtype = e.peak_flops_dtype or e.compute_dtype
+        if (dtype is None or dtype not in ceilings or e.roof_axis != "compute" or not e.modeled
+                or e.dispatch_bound or not e.t_unit_ms or e.t_unit_ms <= 0
+                or not e.achieved_flops):
+            continue
+        ceiling, sheet = ceilings[dtype]
+        rate = e.achieved_flops
+        if not ceiling * (1.0 + noise) < rate <= sheet:
+            continue
+        if dtype not in out or rate > out[dtype].rate:
+            out[dtype] = RaisedRoof(dtype, ceiling, sheet, rate, e.short_name)
+    return out

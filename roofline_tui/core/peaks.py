@@ -1138,9 +1138,12 @@ def _with_props_checks(peaks: Peaks, props: Mapping[str, Any]) -> Peaks:
 # ---------------------------------------------------------------------------------------------
 # per-dtype lookup
 
+# A sub-byte float the device has no matrix cores for (fp4/fp6 on CDNA 3 or Hopper) falls to
+# bf16, the dtype a dequantising kernel computes in there, never to the faster fp8 roof; the
+# op models decide the dtype that runs first (core.precision), so this is the last resort.
 _FALLBACKS: dict[str, tuple[str, ...]] = {
-    "fp4": ("fp6", "fp8", "bf16"),
-    "fp6": ("fp8", "bf16"),
+    "fp4": ("bf16",),
+    "fp6": ("bf16",),
     "fp8": ("bf16",),
     "int4": ("int8", "fp8", "bf16"),
     "uint8": ("int8", "fp8", "bf16"),
@@ -1192,9 +1195,10 @@ def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str |
     can state the roof it was judged against (``peaks.flops_basis[dtype]`` and
     ``peaks.flops_source[dtype]`` carry the same).
 
-    A dtype without its own peak falls back to the nearest slower path (fp4 -> fp6 -> fp8 ->
-    bf16; int8 -> fp8 -> bf16; tf32 -> fp32; fp64 -> fp32), and an unknown dtype uses bf16, each
-    said in the note. ``(None, None, note)`` when the peaks hold no compute numbers at all.
+    A dtype without its own peak falls back to the nearest slower path (int8 -> fp8 -> bf16;
+    tf32 -> fp32; fp64 -> fp32); fp4 and fp6 without matrix cores fall to bf16, the dtype a
+    kernel that dequantises them computes in, never to the faster fp8 roof; an unknown dtype
+    uses bf16, each said in the note. ``(None, None, note)`` when the peaks hold no compute numbers at all.
     """
     flops = peaks.flops or {}
     where = peaks.product or peaks.gfx or "this GPU"
@@ -1209,6 +1213,9 @@ def peak_flops_for(peaks: Peaks, dtype: str | None) -> tuple[float | None, str |
             if canon is None:
                 shown = repr(dtype) if dtype is not None else "missing"
                 note = f"dtype {shown} not recognised; used the {alt} peak"
+            elif canon in ("fp4", "fp6"):
+                note = (f"no {canon} matrix cores on {where}: a kernel with {canon} operands "
+                        f"dequantises them there; used the {alt} peak, never a faster roof")
             else:
                 note = f"no {canon} peak for {where}; used the {alt} peak"
             return flops[alt], alt, f"{note}. {_roof_note(peaks, alt)}"

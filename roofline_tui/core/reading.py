@@ -49,6 +49,7 @@ __all__ = [
     "next_target",
     "no_verdict_flag",
     "no_verdict_label",
+    "own_lever",
     "round_is_advisory",
     "row_flags",
 ]
@@ -231,10 +232,11 @@ def next_target(artifact: Artifact) -> NextTarget:
     The top of the gain ranking among entries with a verdict, an editable call site, no model
     caution, not suspect, not saturated, not judged inside another entry's logical op, and an
     expected gain above 0.00 %. When no editable entry qualifies, the top host-side entry (with
-    a real gain) is the pick, its levers host-side. Entries with a verdict ranked above the pick
-    (all of them when the pick is host-side or there is none) that were passed over are listed
-    in ``skipped`` with the reason; a saturated one leads the line with its byte-reduction
-    lever, and the first host-side one above an editable pick is named with its levers.
+    a real gain) is the pick, its levers host-side. Only the entries with a verdict ranked
+    above the pick were passed over (all of them when there is no pick): they are listed in
+    ``skipped`` with the reason — a saturated one with its own lever and roof, a host-side one
+    above an editable pick with its gain, so the line can say what the editable-first rule
+    traded. An entry ranked below the pick is never named.
 
     Never raises: values read from a file that are not what the schema says (a hand-edited
     artifact) are carried as they are (built without validation) and printed escaped.
@@ -244,24 +246,23 @@ def next_target(artifact: Artifact) -> NextTarget:
     reasons = [_skip_reason(e) for e in verdict]
     pick_i = next((i for i, (e, r) in enumerate(zip(verdict, reasons))
                    if r is None and e.editable is not False), None)
-    limit = len(verdict) if pick_i is None else pick_i
     host_i = None
     if pick_i is None:
         host_i = next((i for i, (e, r) in enumerate(zip(verdict, reasons)) if r is None), None)
+    chosen = pick_i if pick_i is not None else host_i
     skipped: list[NextSkipped] = []
-    for i in range(limit):
-        if i == host_i:
-            continue
+    for i in range(len(verdict) if chosen is None else chosen):  # those ranked above the pick
         e, r = verdict[i], reasons[i]
         reason, detail = r if r is not None else ("host-side", HOST_SIDE_WHY)
         fields: dict[str, Any] = {"short_name": e.short_name, "label": label_of(e),
                                      "reason": reason, "detail": detail}
         if reason == "saturated":
-            fields["lever"] = _lever(e)
+            fields.update(lever=_lever(e), bound_type=e.bound_type)
+        if reason in ("saturated", "host-side") and e.expected_e2e_gain_pct is not None:
+            fields["expected_e2e_gain_pct"] = e.expected_e2e_gain_pct
         skipped.append(NextSkipped.model_construct(**fields))
     values: dict[str, Any] = {"stage": artifact.stage, "advisory": round_is_advisory(artifact),
                                  "skipped": skipped}
-    chosen = pick_i if pick_i is not None else host_i
     if chosen is not None:
         e = verdict[chosen]
         values.update(kernel=e.name, short_name=e.short_name, label=label_of(e), route=e.route,
@@ -314,8 +315,40 @@ def _numbers(nt: NextTarget) -> str:
             f"{units.ratio(nt.attainable_speedup)}, confidence {printable(nt.confidence)})")
 
 
+def own_lever(s: NextSkipped) -> str:
+    """A saturated entry's own lever in a few words: a compute-bound one can only do fewer
+    FLOPs (the engine's first lever for it says how), any other moves fewer bytes."""
+    lever = s.lever or ""
+    said, _, rest = lever.partition(": ")
+    if s.bound_type == "compute" or said.startswith("compute-bound"):
+        how = re.search(r"\(([^()]*)\)", rest if said.startswith("compute-bound") else lever)
+        return "do fewer FLOPs" + (f": {printable(how.group(1), limit=60)}" if how else "")
+    return "move fewer bytes" + (f": {lever_headline(lever)}" if lever else "")
+
+
+def _passed_over(nt: NextTarget, s: NextSkipped) -> list[tuple[str, LinePart]]:
+    """An entry ranked above the pick, named: a saturated one with its own lever, a host-side
+    one with its gain against the pick's (what the editable-first rule traded)."""
+    out: list[tuple[str, LinePart]] = [(" · above it: " if nt.kernel is not None else " · ",
+                                        "plain")]
+    if s.reason == "saturated":
+        return out + [(s.label, "saturated"),
+                      (f": saturated, no tuning headroom — {own_lever(s)}", "plain")]
+    out.append((s.label, "plain"))
+    gain, mine = s.expected_e2e_gain_pct, nt.expected_e2e_gain_pct
+    if gain is None or mine is None:
+        return out + [(" (host-side levers only)", "host")]
+    bigger = "a bigger win " if gain > mine else ""
+    return out + [(f" — {bigger}host-side: gain {units.pct_points(gain, 2)} vs "
+                   f"{units.pct_points(mine, 2)} here, passed over for an editable call site "
+                   "(dispatch, tuning DB, backend)", "host")]
+
+
 def next_parts(nt: NextTarget) -> list[tuple[str, LinePart]]:
-    """The line as (text, part) pieces; :func:`next_line` is their texts joined."""
+    """The line as (text, part) pieces; :func:`next_line` is their texts joined. The pick (or
+    why there is none) comes first, as the artifact's ``next_target`` names it; then the first
+    saturated entry and, above an editable pick, the first host-side one ranked above it, in
+    gain order; then the other passed-over entries, counted by reason."""
     out: list[tuple[str, LinePart]] = []
     if nt.advisory:
         out += [("Next ", "lead"), (f"(advisory, stage {printable(nt.stage)})", "advisory"),
@@ -326,11 +359,6 @@ def next_parts(nt: NextTarget) -> list[tuple[str, LinePart]]:
     saturated = next((s for s in skipped if s.reason == "saturated"), None)
     host_above = None if nt.host_side or nt.kernel is None else next(
         (s for s in skipped if s.reason == "host-side"), None)
-    if saturated is not None:
-        out += [(saturated.label, "saturated"), (": saturated, no tuning headroom", "plain")]
-        lever = f": {lever_headline(saturated.lever)}" if saturated.lever else ""
-        out.append((f" — move fewer bytes{lever}", "plain"))
-        out.append((" · then: " if nt.kernel is not None else " · ", "plain"))
     if nt.kernel is not None:
         out.append((nt.label, "name"))
         if nt.route and not nt.host_side:  # a host-side pick's route says what its why says
@@ -338,15 +366,15 @@ def next_parts(nt: NextTarget) -> list[tuple[str, LinePart]]:
         out += [(f" — {nt.why} ", "plain"), (_numbers(nt), "numbers")]
     else:
         out.append((nt.why, "dim"))
-    if host_above is not None:
-        out += [(" · above it: ", "plain"), (host_above.label, "plain"),
-                (" (host-side levers only)", "host")]
+    for s in skipped:
+        if s is saturated or s is host_above:
+            out += _passed_over(nt, s)
     rest = [s for s in skipped if s is not saturated and s is not host_above]
     if rest:
         counts: dict[NextSkipReason, int] = {}
         for s in rest:
             counts[s.reason] = counts.get(s.reason, 0) + 1
-        where = "higher" if nt.kernel is not None and not nt.host_side else "with a verdict"
+        where = "higher" if nt.kernel is not None else "with a verdict"
         what = ", ".join(f"{n} {_SKIP_PHRASE[r]}" for r, n in counts.items())
         out.append((f" · skipped {where}: {what}", "skipped"))
     return out

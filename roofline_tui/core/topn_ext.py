@@ -13,6 +13,9 @@ Entry extension (``top_kernels[i].x_roofline``):
   ``by_phase``; bounded (99 % of the entry's time, at most 32), the rest in ``folded``;
 * ``instances[].with``: the other kernels the same op calls launched (a split-K reduce, a
   combine), with how many of this instance's launches they accompanied;
+* ``instances[].args[].value``: the argument's recorded value (Kineto's ``Concrete Inputs``:
+  ``is_causal``, ``scale``, window sizes, ``max_seqlen``), kept for attention ops only, where
+  the op's work depends on it; absent when the trace records none;
 * ``capture_shaped_calls``: launches whose op came from a graph-capture trace;
 * ``unshaped_calls``: launches with no launching op at all.
 
@@ -21,11 +24,14 @@ Entry extension (``top_kernels[i].x_roofline``):
   many ranks ran it).
 
 Document extension (``x_roofline``): ``regime`` (the regime the trace's own evidence says, and
-whether it is an assumption), ``captures`` (the graph-capture traces joined, and how),
-``ranks`` (several ranks of one run: which rank this Top-N is, why, and every rank read).
+whether it is an assumption; ``null`` for a trace that is not a serving run: training, a CNN),
+``captures`` (the graph-capture traces joined, and how), ``ranks`` (several ranks of one run:
+which rank this Top-N is, why, and every rank read), ``distributed`` (the trace's own
+``distributedInfo``: world size, rank, backend).
 """
 
 
+import math
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
@@ -44,9 +50,12 @@ __all__ = [
     "MAX_INSTANCES",
     "MAX_RANK",
     "MAX_RANKS",
+    "MAX_VALUE_CHARS",
+    "MAX_VALUE_ITEMS",
     "ROLES",
     "CaptureUse",
     "CoKernel",
+    "Distributed",
     "DocExtension",
     "EntryExtension",
     "Folded",
@@ -60,8 +69,10 @@ __all__ = [
     "parse_doc_extension",
     "parse_entry_extension",
     "parse_instance",
+    "parse_distributed",
     "parse_rank_set",
     "parse_rank_spread",
+    "parse_value",
     "schema",
 ]
 
@@ -71,6 +82,12 @@ MAX_DIM = 2**40
 MAX_RANK = 16
 MAX_ARGS = 64
 MAX_INSTANCES = 64
+MAX_VALUE_CHARS = 64  # a recorded string value is cut to this many characters
+MAX_VALUE_ITEMS = 16  # a recorded list value holds at most this many numbers
+_VALUE_ABS = 2**62
+
+# A recorded argument value: a bool, a number, a short string, or a short list of numbers.
+Value = bool | int | float | str | list[int] | list[float]
 
 
 class Operand(BaseModel):
@@ -83,6 +100,10 @@ class Operand(BaseModel):
                                                         "Scalar, ...)")
     role: Role | None = Field(default=None, description="what the op does with it "
                                                          "(core.operands)")
+    value: Value | None = Field(
+        default=None, description="the value recorded for a non-tensor argument (Kineto's "
+                                  "Concrete Inputs: is_causal, scale, a window size), kept for "
+                                  "attention ops only; null when none is recorded")
 
 
 class PhaseTime(BaseModel):
@@ -161,7 +182,8 @@ class EntryExtension(BaseModel):
 
 
 class RegimeEvidence(BaseModel):
-    regime: Literal["decode", "prefill"]
+    regime: Literal["decode", "prefill"] | None = Field(
+        description="null: the trace is not a serving run (training, a CNN), so no regime")
     assumed: bool = Field(description="true when no serving annotation or shape says it")
     evidence: str
 
@@ -197,11 +219,21 @@ class RankSet(BaseModel):
     traces: list[RankTrace] = Field(default_factory=empty_list, description="every rank, by rank")
 
 
+class Distributed(BaseModel):
+    """The trace's own ``distributedInfo`` (what torch.distributed reported when profiled)."""
+
+    world_size: int = Field(description="ranks in the process group")
+    rank: int | None = Field(default=None, description="this trace's rank")
+    backend: str | None = Field(default=None, description="nccl, rccl, gloo ...")
+    source: str = Field(description="where it was read (the trace file's distributedInfo)")
+
+
 class DocExtension(BaseModel):
     version: int = EXTENSION_VERSION
     regime: RegimeEvidence | None = None
     captures: list[CaptureUse] = Field(default_factory=empty_list)
     ranks: RankSet | None = None
+    distributed: Distributed | None = None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -244,6 +276,26 @@ def _geometry(value: Any) -> list[int] | None:
     return None
 
 
+def parse_value(raw: Any) -> Value | None:
+    """A recorded argument value as the models may read it, or None: a bool, a finite number
+    (ints within ±2**62), a printable string of at most :data:`MAX_VALUE_CHARS`, or a list of
+    at most :data:`MAX_VALUE_ITEMS` such numbers (all ints or all floats)."""
+    if raw is None or isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int):
+        return raw if -_VALUE_ABS <= raw <= _VALUE_ABS else None
+    if isinstance(raw, float):
+        return raw if math.isfinite(raw) else None
+    if isinstance(raw, str):
+        return printable(raw, limit=MAX_VALUE_CHARS) if raw else None
+    if isinstance(raw, list) and len(raw) <= MAX_VALUE_ITEMS:
+        if all(type(x) is int and -_VALUE_ABS <= x <= _VALUE_ABS for x in raw):
+            return list(raw)
+        if all(type(x) is float and math.isfinite(x) for x in raw):
+            return list(raw)
+    return None
+
+
 def parse_instance(raw: Any) -> Instance | None:
     if not isinstance(raw, dict):
         return None
@@ -259,7 +311,8 @@ def parse_instance(raw: Any) -> Instance | None:
                 continue
             role = a.get("role")
             args.append(Operand(dims=_dims(a.get("dims")), type=_text(a.get("type"), 64),
-                                role=role if role in ROLES else None))
+                                role=role if role in ROLES else None,
+                                value=parse_value(a.get("value"))))
     phases: dict[str, PhaseTime] = {}
     raw_ph = raw.get("by_phase")
     if isinstance(raw_ph, dict):
@@ -377,8 +430,10 @@ def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
         return None, [f"{EXTENSION_KEY} is not an object, ignored"]
     regime = None
     r = raw.get("regime")
-    if isinstance(r, dict) and r.get("regime") in ("decode", "prefill"):
-        regime = RegimeEvidence(regime=r["regime"], assumed=r.get("assumed") is not False,
+    if isinstance(r, dict) and r.get("regime", "") in ("decode", "prefill", None) and (
+            r["regime"] is not None or _text(r.get("evidence"))):
+        # (no regime only with the evidence that says why: a bare null says nothing)
+        regime = RegimeEvidence(regime=r.get("regime"), assumed=r.get("assumed") is not False,
                                 evidence=_text(r.get("evidence"), 300) or "not stated")
     captures = []
     raw_caps = raw.get("captures")
@@ -391,7 +446,25 @@ def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
                     graph_launches=_count(c.get("graph_launches")) or 0,
                     kernels=_count(c.get("kernels")) or 0, how=_text(c.get("how"), 60)))
     ranks, problems = parse_rank_set(raw.get("ranks"))
-    return DocExtension(regime=regime, captures=captures, ranks=ranks), problems
+    distributed, why = parse_distributed(raw.get("distributed"))
+    if why:
+        problems.append(why)
+    return DocExtension(regime=regime, captures=captures, ranks=ranks,
+                        distributed=distributed), problems
+
+
+def parse_distributed(raw: Any) -> tuple[Distributed | None, str | None]:
+    """The document's ``distributed`` block, or None with a one-line reason when unusable."""
+    if raw is None:
+        return None, None
+    f = number(raw.get("world_size"), nonneg=True) if isinstance(raw, dict) else None
+    world = int(f) if f is not None and f.is_integer() else None  # 2.5 ranks is no world
+    if not isinstance(raw, dict) or world is None or not 1 <= world <= MAX_RANKS:
+        return None, f"{EXTENSION_KEY}.distributed: no usable world_size, ignored"
+    rank = _rank(raw.get("rank"))
+    return Distributed(world_size=world, rank=rank if rank is not None and rank < world else None,
+                       backend=_text(raw.get("backend"), 40),
+                       source=_text(raw.get("source")) or "not stated"), None
 
 
 def schema() -> dict[str, Any]:

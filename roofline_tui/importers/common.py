@@ -75,7 +75,12 @@ _LIBRARY_PREFIX = lazy_compile(
 _KERNEL_WORD = lazy_compile(r"_kernel", _I)
 _SNAKE = lazy_compile(r"^[a-z0-9_]+$")
 _FWD_BWD = lazy_compile(r"_fwd_kernel|_bwd_kernel", _I)
+# attention built on CUTLASS/CuTe (xformers / PyTorch mem-efficient ``fmha_cutlassF_*``,
+# FlashAttention-2 ``flash_fwd_splitkv_kernel<…cutlass::bfloat16_t…>``, FA3's
+# ``cutlass::device_kernel<flash::FlashAttnFwdSm90…>``): its ``cutlass`` is not a GEMM's
+_CUTLASS_ATTN = lazy_compile(r"fmha|flash_?attn|flash_fwd|flash_bwd|attention", _I)
 
+_ATTN_HINT = "Attention kernel: try another attention backend for this shape."
 _RULES: tuple[tuple[re.Pattern[str], str, str, bool, str], ...] = tuple(
     (lazy_compile(rx, _I), cls, backend, editable, hint)
     for rx, cls, backend, editable, hint in (
@@ -87,8 +92,7 @@ _RULES: tuple[tuple[re.Pattern[str], str, str, bool, str], ...] = tuple(
         (r"aiter|ater::", "fused_custom", "aiter", True,
          "AITER kernel: has source; compare aiter, triton and CK for this shape."),
         (r"flash|fmha|attention|attn|_mha_|paged|kv_cache|decode_attention|prefill",
-         "library_attn", "ck", False,
-         "Attention kernel: try another attention backend for this shape."),
+         "library_attn", "ck", False, _ATTN_HINT),
         (r"ck_|composable_kernel|CK::|ck::", "fused_custom", "ck", True,
          "Composable Kernel: compare CK instances/configs for this shape."),
         (r"mamba|ssm|causal_conv|selective_scan|chunk_scan|chunk_fwd|chunk_gated|gated_delta|"
@@ -140,6 +144,8 @@ def guess_kernel_source(name: str) -> Classified:
                           "Snake_case JIT kernel (likely Triton): extractable; tune or compare.")
     for rx, cls, backend, editable, hint in _RULES:
         if rx.search(name):
+            if cls == "library_gemm" and _CUTLASS_ATTN.search(name):
+                return Classified("library_attn", "cutlass", False, _ATTN_HINT)
             if cls == "library_gemm":
                 low = name.lower()
                 if "cutlass" in low:
@@ -185,6 +191,9 @@ class InstanceAgg:
     # other kernels the same launching-op calls launched: name -> launches of this instance
     # whose op call also launched it (a split-K main kernel and its reduce: one logical op)
     with_kernels: dict[str, int] = field(default_factory=dict)
+    # per position, the value the op's Concrete Inputs record there (attention ops only: see
+    # importers.torch_trace._VALUE_OPS), None where none is; () for every other op
+    values: tuple[Any, ...] = ()
 
 
 @dataclass

@@ -46,12 +46,16 @@ def instance_json(inst: InstanceAgg) -> dict[str, Any]:
         n = max(len(inst.dims), len(inst.types))
         found = roles_of(inst.op, n, list(inst.types), dims=list(inst.dims))
         args = []
+        values = inst.values
         for k in range(n):
-            args.append({
+            arg = {
                 "dims": _dims_json(inst.dims[k]) if k < len(inst.dims) else None,
                 "type": inst.types[k] if k < len(inst.types) else None,
                 "role": found.roles[k],
-            })
+            }
+            if k < len(values) and values[k] is not None:
+                arg["value"] = values[k]  # recorded for attention ops only
+            args.append(arg)
         out["args"] = args
         out["roles_from"] = found.source
         if found.writes_output:

@@ -94,6 +94,9 @@ FLOW_CATS = ("ac2g", "async")
 _KERNEL_LAUNCH = lazy_compile(r"LaunchKernel|LaunchCooperativeKernel|^cuLaunch|^hipLaunch|"
                               r"ModuleLaunch", re.IGNORECASE)
 _GRAPH_LAUNCH = lazy_compile(r"^(cuda|hip|cu)GraphLaunch", re.IGNORECASE)
+# a cpu_op whose name says the trace trains: an autograd node, a backward op, an optimizer step
+_TRAINING_OPS = lazy_compile(r"backward|autograd::engine|^Optimizer\.(step|zero_grad)",
+                             re.IGNORECASE)
 # a cpu_op that runs (part of) a MoE layer; its name may state the stage (aiter::ck_moe_stage1)
 _MOE_OP = lazy_compile(r"moe|expert", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
@@ -300,7 +303,10 @@ class Sig:
     ``dims[i]`` is the i-th argument's dims (``()`` for a scalar, a tuple of dims for a
     TensorList, None when the trace holds something else there); ``types[i]`` its recorded
     type (``c10::BFloat16``, ``Scalar``, ``""`` ...). ``shapes``/``dtypes`` are the upstream
-    Top-N's forms (tensor dims only; the distinct tensor types), kept for upstream readers."""
+    Top-N's forms (tensor dims only; the distinct tensor types), kept for upstream readers.
+    ``values`` (attention ops only, see :data:`_VALUE_OPS`): per position the value Kineto's
+    ``Concrete Inputs`` records there (``is_causal``, ``scale``, a window size), None where it
+    records none; ``()`` for every other op."""
 
     op: str | None
     dims: tuple[Any, ...]
@@ -308,10 +314,57 @@ class Sig:
     key: str
     shapes: list[list[int]]
     dtypes: list[str]
+    values: tuple[Any, ...] = ()
 
 
-def make_sig(op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
-    """The :class:`Sig` of one cpu_op's ``Input Dims``/``Input type``; None without dims."""
+# ops whose recorded argument values (Concrete Inputs) decide their work: attention, where
+# is_causal, the scale and the window sizes are arguments, not tensors
+_VALUE_OPS = lazy_compile(r"attention|attn|^_vllm_fa\d_C::|^flashinfer::", re.IGNORECASE)
+_VALUE_CHARS = 64  # a recorded string value is cut to this
+_VALUE_ITEMS = 16  # a recorded list keeps at most this many numbers
+_INT_TEXT = lazy_compile(r"-?\d{1,18}")
+_FLOAT_TEXT = lazy_compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d{1,3})?")
+
+
+def concrete_value(raw: Any) -> Any:
+    """One ``Concrete Inputs`` position as a JSON value, or None: Kineto writes each scalar
+    argument as text (``"False"``, ``"4096"``, ``"0.088388347648318433"``, ``""`` for a
+    tensor or a None); lists of numbers as ``"[1, 2]"`` in some versions. A bool, an int, a
+    finite float, a list of at most 16 numbers, or a printable string of at most 64
+    characters; anything else is None."""
+    if raw.__class__ is not str or not raw or len(raw) > 4 * _VALUE_CHARS:
+        return None
+    text = raw.strip()
+    if text in ("True", "true"):
+        return True
+    if text in ("False", "false"):
+        return False
+    if _INT_TEXT.fullmatch(text):
+        return int(text)
+    if _FLOAT_TEXT.fullmatch(text):
+        f = float(text)
+        return f if math.isfinite(f) else None
+    if text.startswith("[") and text.endswith("]"):
+        items = [t.strip() for t in text[1:-1].split(",") if t.strip()]
+        if len(items) <= _VALUE_ITEMS and items and all(_INT_TEXT.fullmatch(t) for t in items):
+            return [int(t) for t in items]
+        return None
+    return printable(text, limit=_VALUE_CHARS) if text.isprintable() else None
+
+
+def _concrete(raw_values: Any, n: int) -> tuple[Any, ...]:
+    """The first ``n`` positions of a ``Concrete Inputs`` list as values; () when it holds
+    none."""
+    if raw_values.__class__ is not list:
+        return ()
+    out = tuple(concrete_value(v) for v in raw_values[:n])
+    return out if any(v is not None for v in out) else ()
+
+
+def make_sig(op: str | None, raw_dims: Any, raw_types: Any, raw_values: Any = None
+             ) -> Sig | None:
+    """The :class:`Sig` of one cpu_op's ``Input Dims``/``Input type`` (and, for an op of
+    :data:`_VALUE_OPS`, its ``Concrete Inputs``: ``raw_values``); None without dims."""
     if not isinstance(raw_dims, list):
         return None
     dims = tuple(_position(d) for d in raw_dims[:_POSITIONS_MAX])
@@ -324,8 +377,12 @@ def make_sig(op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
                               for k, d in enumerate(dims)):
         return None  # neither a tensor with dims nor a 0-dim tensor: nothing to attach
     op = cap_name(op, limit=200) if isinstance(op, str) else None
-    key = json.dumps([op, dims, types], separators=(",", ":"))
-    return Sig(op, dims, types, key, shapes, _clean_types(list(types)))
+    values = _concrete(raw_values, _POSITIONS_MAX) if raw_values is not None else ()
+    if values:
+        key = json.dumps([op, dims, types, values], separators=(",", ":"))
+    else:
+        key = json.dumps([op, dims, types], separators=(",", ":"))
+    return Sig(op, dims, types, key, shapes, _clean_types(list(types)), values)
 
 
 def _geom(value: tuple[Any, ...] | None) -> tuple[int, ...] | None:
@@ -471,7 +528,10 @@ class _Collector:
         self._launch_kinds: dict[str, int] = {}
         self._sig_cache: dict[bytes | str, Sig | None] = {}
         self._sig_cache_room = _SIG_CACHE_CHARS
-        self._stages: dict[str, int] = {}  # cpu_op name -> MoE stage it states (0: none)
+        self._stages: dict[str, int] = {}  # cpu_op name -> _op_kind (0: inline)
+        # the first op or annotation name that says this trace trains (an optimizer step, an
+        # autograd node, a backward op), None when none did
+        self.training: str | None = None
         # step label -> (its record, regime, M), or None when it is not a label the step
         # families parse
         self._step_labels: dict[str, tuple[StepRecord, int, int] | None] = {}
@@ -846,14 +906,12 @@ class _Collector:
         if ts is None or dur is None or dur < 0:
             return
         op = ev.get("name")
+        stage: int | None = 0
         if isinstance(op, str):
             stage = self._stages.get(op)
             if stage is None:
-                said = stage_in_name(op) if _MOE_OP.search(op) else None
-                stage = 0 if said is None else 1 if said[0] == "stage1" else 2
-                if len(self._stages) < _CACHE_ITEMS:
-                    self._stages[op] = stage
-            if stage:
+                stage = self._op_kind(op)
+            if stage > 0:
                 self.s_tid.append(self._thread_of(ev))
                 self.s_ts.append(ts)
                 self.s_end.append(ts + dur)
@@ -865,7 +923,8 @@ class _Collector:
         if not isinstance(raw_dims, list) or not raw_dims:
             return  # no dims: nothing to attach
         found = self._signature(op if isinstance(op, str) else None, raw_dims,
-                                args.get("Input type"))
+                                args.get("Input type"),
+                                args.get("Concrete Inputs") if stage == -1 else None)
         if found is None:
             return
         i = self.sig_ids.get(found.key)
@@ -882,7 +941,24 @@ class _Collector:
         self.c_ext.append(ext if ext is not None else -1)
         self.c_sig.append(sig)
 
-    def _signature(self, op: str | None, raw_dims: Any, raw_types: Any) -> Sig | None:
+    def _op_kind(self, op: str) -> int:
+        """What the batch loop does with a cpu_op named ``op`` (cached in ``_stages``): 0 inline;
+        1 or 2 here, the MoE stage its name states; -1 here, an op whose recorded values
+        (Concrete Inputs) are kept (:data:`_VALUE_OPS`). A name the cache has no room for is
+        looked at again each time (here, never inline). Training evidence (an optimizer step,
+        an autograd node) is noted on the way, once per name."""
+        said = stage_in_name(op) if _MOE_OP.search(op) else None
+        stage = 0 if said is None else 1 if said[0] == "stage1" else 2
+        if stage == 0 and _VALUE_OPS.search(op):
+            stage = -1
+        if self.training is None and _TRAINING_OPS.search(op):
+            self.training = printable(op, limit=80)
+        if len(self._stages) < _CACHE_ITEMS:
+            self._stages[op] = stage
+        return stage
+
+    def _signature(self, op: str | None, raw_dims: Any, raw_types: Any,
+                   raw_values: Any = None) -> Sig | None:
         """The launching op's signature: its name and, per argument position, the dims and the
         type as recorded (never de-duplicated), or None without any dims.
 
@@ -894,13 +970,15 @@ class _Collector:
         integer past 64 bits, a lone surrogate, deep nesting). The two kinds of key are bytes
         and str, which never compare equal."""
         raw_key: bytes | str | None
+        raw = (op, raw_dims, raw_types) if raw_values is None else (op, raw_dims, raw_types,
+                                                                    raw_values)
         try:
-            raw_key = orjson.dumps((op, raw_dims, raw_types))
+            raw_key = orjson.dumps(raw)
             if b"null" in raw_key:
-                raw_key = repr((op, raw_dims, raw_types))
+                raw_key = repr(raw)
         except (orjson.JSONEncodeError, TypeError):
             try:
-                raw_key = repr((op, raw_dims, raw_types))
+                raw_key = repr(raw)
             except (RecursionError, ValueError):
                 raw_key = None
         except (RecursionError, ValueError):
@@ -909,7 +987,7 @@ class _Collector:
             hit = self._sig_cache.get(raw_key, _MISS)
             if hit is not _MISS:
                 return hit  # type: ignore[return-value]
-        out = make_sig(op, raw_dims, raw_types)
+        out = make_sig(op, raw_dims, raw_types, raw_values)
         if (raw_key is not None and len(raw_key) <= _CACHE_KEY_CHARS
                 and len(raw_key) <= self._sig_cache_room):
             self._sig_cache[raw_key] = out
@@ -962,6 +1040,9 @@ class _Collector:
     def _add_step(self, ev: dict[str, Any], args: dict[str, Any], cat: str) -> None:
         name = ev.get("name")
         if not is_step_name(name):
+            if self.training is None and isinstance(name, str) and name.startswith(
+                    "Optimizer."):
+                self.training = printable(name, limit=80)  # Optimizer.step#AdamW.step
             return
         self.execute_spans += 1
         ts, dur = _num(ev.get("ts")), _num(ev.get("dur"))
@@ -1647,6 +1728,7 @@ def _attach_rows(col: _Collector, aggs: dict[int, KernelAgg], rows: Sequence[int
             op=of.op if of else None,
             dims=of.dims if of else (),
             types=of.types if of else (),
+            values=of.values if of else (),
             grid=grid, block=block,
             source=HOW_NAMES.get(how),
             module=col.modules[mod] if mod >= 0 else None,
@@ -2006,11 +2088,15 @@ def import_collected(
             replay["capture_shaped_launches"] = replay_join.shaped
             replay["replayed_launches"] = replay_join.replayed
         notes.append(replay["warning"])
-    regime = regime_evidence(col, serving)
+    regime = regime_evidence(col, serving, (aggs[nid].name for nid in sorted(
+        aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))))
+    if regime["regime"] is None:
+        notes.append(regime["evidence"])  # said once, for every entry
     doc = build_topn(aggs.values(), source="torch-trace", total_us=total, launches=launches,
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
                      capture_sizes=capture_sizes, notes=notes, graph_replay=replay,
-                     extension=_doc_extension(col, regime, replay_join))
+                     extension=_doc_extension(col, regime, replay_join, header,
+                                              Path(path).name))
     info = from_kineto(header, dev, Path(path).name) if identify_device else None
     return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
                        device_info=info)
@@ -2073,24 +2159,79 @@ def _evidence_notes(col: _Collector, rows: Sequence[int], shaped: _Shaped, launc
 
 
 _EMBEDDING_OPS = ("aten::embedding", "aten::embedding_bag")
-_BACKWARD = lazy_compile(r"backward|autograd::engine", re.IGNORECASE)
+# kernels that only a training run launches: backward passes (MIOpen's igemm_bwd/igemm_wrw,
+# cuDNN dgrad/wgrad, PyTorch's *_backward kernels) and optimizer steps
+_TRAINING_KERNELS = lazy_compile(r"backward|(^|_)bwd_|(^|_)wrw_|dgrad|wgrad|Adam(W)?Functor|"
+                                 r"fused_adam|multi_tensor_adam", re.IGNORECASE)
+# convolutions: the aten ops, and the kernels MIOpen / cuDNN run them with (a 1-D causal conv,
+# as Mamba layers serve it, is not one)
+_CONV_OPS = lazy_compile(r"^aten::(_?convolution|conv[23]d|conv_transpose[23]d|cudnn_convolution|"
+                         r"miopen_convolution|mkldnn_convolution)")
+_CONV_KERNELS = lazy_compile(r"igemm_(fwd|bwd|wrw)_|implicit_convolve|fprop|winograd|naive_conv|"
+                             r"conv2d|conv3d|convolution|MIOpenConv|scudnn", re.IGNORECASE)
+# dense attention ops whose query has its own sequence axis: SDPA [B, H, S, d]; flash [B, S, H, d]
+_SDPA_OPS = lazy_compile(r"scaled_dot_product")
+_FLASH_BSHD_OPS = frozenset({"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
+                             "flash_attn::_flash_attn_forward", "FlashAttnFunc"})
+# GEMM ops -> the position of their A operand: a linear's or matmul's [B, S, K] input keeps
+# its S; a 2-D [M, K] one has batch and sequence folded into M
+_GEMM_A = {"aten::linear": 0, "aten::matmul": 0, "aten::mm": 0, "aten::addmm": 1}
+_NO_REGIME = ("the models read the recorded shapes, and each kernel's time is the mean over all "
+              "its launches")
 
 
-def regime_evidence(col: _Collector, serving: ServingInfo | None) -> dict[str, Any]:
+def regime_evidence(col: _Collector, serving: ServingInfo | None,
+                    kernels: Iterable[str] = ()) -> dict[str, Any]:
     """Which regime the trace's own evidence says, and whether that is an assumption.
 
-    Step annotations decide when present. Otherwise the token-embedding lookups do: indices
-    ``[B, S]`` with S > 1 are a forward over whole sequences (prefill), S = 1 one new token per
-    sequence (decode). A trace with backward ops is training: its forward runs over whole
-    sequences, like prefill, and that is stated as an assumption. Nothing at all: decode,
-    assumed (serving runs are decode-dominated)."""
+    Step annotations decide when present. A trace that is not a serving run — it trains
+    (backward ops or kernels, an optimizer step, autograd nodes) or it is a CNN (convolutions,
+    no attention or embedding) — has no regime (``regime`` null, with why). Otherwise the
+    token-embedding lookups decide: indices ``[B, S]`` with S > 1 are a forward over whole
+    sequences (prefill), S = 1 one new token per sequence (decode); then the recorded shapes:
+    a dense attention call's S_q against S_kv, a linear's ``[B, S, K]`` input. Nothing at all:
+    decode, assumed (serving runs are decode-dominated). ``kernels``: the names of the chosen
+    device's kernels, most GPU time first (the evidence names the first that says it)."""
     if serving is not None:
         d, p = serving.n_decode_steps, serving.n_prefill_steps
         return {"regime": "decode" if d >= p else "prefill", "assumed": False,
                 "evidence": f"step annotations: {d} decode and {p} prefill step(s)"}
+    not_serving = _not_serving(col, kernels)
+    if not_serving is not None:
+        return {"regime": None, "assumed": False,
+                "evidence": f"no regime: not a serving run ({not_serving}); {_NO_REGIME}"}
+    found = _embedding_regime(col)
+    if found is None:
+        found = _shape_regime(col)
+    return found
+
+
+def _not_serving(col: _Collector, kernels: Iterable[str]) -> str | None:
+    """Why the trace is not a serving run (training, or a CNN), or None."""
+    if col.training is not None:
+        return f"it trains: {col.training} recorded"
+    names = list(kernels)
+    trains = next((k for k in names if _TRAINING_KERNELS.search(k)), None)
+    if trains is not None:
+        return f"it trains: backward kernel {short_name_of(trains)}"
+    seq_ops = any(sig.op in _EMBEDDING_OPS or (sig.op and _VALUE_OPS.search(sig.op))
+                  for sig in col.sigs)
+    if seq_ops or any(_VALUE_OPS.search(k) for k in names):
+        return None  # attention or an embedding: a sequence model
+    conv_op = next((sig.op for sig in col.sigs if sig.op and _CONV_OPS.match(sig.op)), None)
+    if conv_op is not None:
+        return f"a CNN: {conv_op} recorded, no attention or embedding"
+    conv = next((k for k in names if _CONV_KERNELS.search(k)), None)
+    if conv is not None:
+        return (f"a CNN: convolution kernel {short_name_of(conv)}, no attention or "
+                "embedding")
+    return None
+
+
+def _embedding_regime(col: _Collector) -> dict[str, Any] | None:
+    """The regime the token-embedding lookups say, or None when there are none."""
     seq: dict[int, int] = {}
     shown: dict[int, str] = {}
-    backward = False
     for sig in col.sigs:
         if sig.op in _EMBEDDING_OPS and len(sig.dims) >= 2:
             idx = sig.dims[1]
@@ -2098,19 +2239,20 @@ def regime_evidence(col: _Collector, serving: ServingInfo | None) -> dict[str, A
                 s_len = idx[-1] if len(idx) >= 2 else 1
                 seq[s_len] = seq.get(s_len, 0) + 1
                 shown.setdefault(s_len, f"{sig.op} indices {list(idx)}")
-        elif sig.op and not backward and _BACKWARD.search(sig.op):
-            backward = True
-    if backward:
-        return {"regime": "prefill", "assumed": True,
-                "evidence": "a training trace (backward ops recorded): its forward runs over "
-                            "whole sequences, like prefill; not a serving run"}
+    return _by_count(seq, shown, "embedding lookups", "tokens per sequence")
+
+
+def _by_count(seq: dict[int, int], shown: dict[int, str], what: str, unit: str
+              ) -> dict[str, Any] | None:
+    """The regime that sequence lengths ``seq`` (length -> calls) say: all one token decode,
+    all longer prefill (stated); both, the most calls (assumed). None when ``seq`` is empty."""
     long_ = {s: n for s, n in seq.items() if s > 1}
     one = seq.get(1, 0)
     if long_ and not one:
-        s_len = max(long_, key=lambda s: long_[s])
+        s_len = max(sorted(long_), key=lambda s: long_[s])
         return {"regime": "prefill", "assumed": False,
                 "evidence": f"no step annotation; {shown[s_len]}: a forward over {s_len} "
-                            "tokens per sequence (prefill)"}
+                            f"{unit} (prefill)"}
     if one and not long_:
         return {"regime": "decode", "assumed": False,
                 "evidence": f"no step annotation; {shown[1]}: one new token per sequence "
@@ -2120,18 +2262,92 @@ def regime_evidence(col: _Collector, serving: ServingInfo | None) -> dict[str, A
         regime = "decode" if one >= n_long else "prefill"
         return {"regime": regime, "assumed": True,
                 "evidence": f"no step annotation; {one} one-token and {n_long} multi-token "
-                            f"embedding lookups: {regime} by count, per-phase time unknown"}
+                            f"{what}: {regime} by count, per-phase time unknown"}
+    return None
+
+
+def _query_rows(sig: Sig) -> tuple[int, int] | None:
+    """(S_q, S_kv) of a dense attention call whose query and key keep their sequence axis."""
+    if sig.op is None or len(sig.dims) < 2:
+        return None
+    q, k = sig.dims[0], sig.dims[1]
+    if not (isinstance(q, tuple) and isinstance(k, tuple) and len(q) == 4 == len(k)
+            and all(isinstance(x, int) for x in q + k)):
+        return None
+    if _SDPA_OPS.search(sig.op):
+        return q[2], k[2]
+    if sig.op in _FLASH_BSHD_OPS:
+        return q[1], k[1]
+    return None
+
+
+def _shape_regime(col: _Collector) -> dict[str, Any]:
+    """The regime the recorded shapes say (no steps, no embedding): a dense attention call's
+    query rows (S_q = 1: decode; S_q > 1: a forward over whole sequences), else a linear's
+    ``[B, S, K]`` input; else decode, assumed, with the GEMM rows seen."""
+    seq: dict[int, int] = {}
+    shown: dict[int, str] = {}
+    for sig in col.sigs:
+        rows = _query_rows(sig)
+        if rows is not None:
+            seq[rows[0]] = seq.get(rows[0], 0) + 1
+            shown.setdefault(rows[0], f"{sig.op} query {list(sig.dims[0])} against "
+                                      f"{rows[1]} keys")
+    found = _by_count(seq, shown, "attention calls", "query tokens per sequence")
+    if found is not None:
+        return found
+    m_rows: list[int] = []
+    for sig in col.sigs:
+        at = _GEMM_A.get(sig.op) if sig.op is not None else None
+        a = sig.dims[at] if at is not None and at < len(sig.dims) else None
+        if isinstance(a, tuple) and len(a) == 3 and sig.op in ("aten::linear", "aten::matmul"):
+            seq[a[1]] = seq.get(a[1], 0) + 1
+            shown.setdefault(a[1], f"{sig.op} input {list(a)} as [B, S, K]")
+        elif isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], int):
+            m_rows.append(a[0])
+    found = _by_count(seq, shown, "linear calls", "tokens per sequence")
+    if found is not None:
+        return found
+    seen = (f"; GEMM inputs are [M, K] with M up to {max(m_rows)}: batch and sequence folded "
+            "into M, which does not say which") if m_rows else ""
     return {"regime": "decode", "assumed": True,
-            "evidence": "no step annotation and no token-embedding shapes: decode assumed "
-                        "(serving runs are decode-dominated)"}
+            "evidence": "no step annotation and no token-embedding or attention shapes"
+                        f"{seen}: decode assumed (serving runs are decode-dominated)"}
 
 
-def _doc_extension(col: _Collector, regime: dict[str, Any], join: ReplayJoin | None
+def _doc_extension(col: _Collector, regime: dict[str, Any], join: ReplayJoin | None,
+                   header: dict[str, Any] | None = None, file: str = "the trace"
                    ) -> dict[str, Any]:
     out: dict[str, Any] = {"regime": regime}
     if join is not None and join.used:
         out["captures"] = join.used
+    dist = distributed_info(header or {}, file)
+    if dist is not None:
+        out["distributed"] = dist
     return out
+
+
+_WORLD_MAX = 4096  # core.topn_ext.MAX_RANKS: a larger world size is not read
+
+
+def distributed_info(header: dict[str, Any], file: str) -> dict[str, Any] | None:
+    """The trace's own ``distributedInfo`` as the extension's ``distributed`` block
+    (``core.topn_ext.Distributed``), or None when its ``world_size`` is not a usable integer
+    (1 to 4096). A rank outside the world and a backend that is not a short name are left
+    out."""
+    info = header.get("distributedInfo")
+    if not isinstance(info, dict):
+        return None
+    world = info.get("world_size")
+    if world.__class__ is not int or not 1 <= world <= _WORLD_MAX:
+        return None
+    rank = info.get("rank")
+    backend = info.get("backend")
+    return {"world_size": world,
+            "rank": rank if rank.__class__ is int and 0 <= rank < world else None,
+            "backend": printable(backend, limit=40) if isinstance(backend, str) and backend
+            else None,
+            "source": f"{printable(file, limit=120)} distributedInfo"}
 
 
 def graph_replay(col: _Collector, gpu_events: int, join: ReplayJoin | None = None

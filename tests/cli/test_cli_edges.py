@@ -170,13 +170,16 @@ def test_the_next_target_is_the_last_line_and_in_the_artifact(demo_copy: Path) -
     last = done.stdout.splitlines()[-1]
     stored = json.loads((r / "profile_roofline.json").read_text(encoding="utf-8"))
     assert last == stored["next_target"]["line"]
-    assert last.startswith("Next (advisory, stage A): fused_moe_kernel: saturated")
+    # the line names the artifact's pick first (the host-side hipBLASLt GEMM); the saturated
+    # MoE ranks below it in the gain ranking, so it is neither named nor skipped (issue 31)
+    assert last.startswith("Next (advisory, stage A): Cijk_")
+    assert "fused_moe_kernel" not in last
     assert stored["next_target"]["short_name"].startswith("Cijk_")
     md = (r / "profile_roofline.md").read_text(encoding="utf-8").splitlines()
-    assert md[2].startswith("**Next (advisory, stage A): fused_moe_kernel: saturated")
+    assert md[2].startswith("**Next (advisory, stage A): Cijk_")
     csv_text = (r / "profile_roofline.csv").read_text(encoding="utf-8")
     assert csv_text.splitlines()[0].endswith(",next_target")
-    assert ",next (host-side)" in csv_text and ",skipped: saturated" in csv_text
+    assert ",next (host-side)" in csv_text and ",skipped: saturated" not in csv_text
 
 
 def test_devices_lists_the_table_with_its_roofs() -> None:

@@ -4,12 +4,17 @@ Entries are built by hand; every figure below is arithmetic on the numbers writt
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from roofline_tui.core.artifact import Entry, InstanceRow
-from roofline_tui.core.evidence import annotate
+from roofline_tui.core.evidence import annotate, raised_roofs
+from tests.core.helpers import entry, run
+from tests.paths import MEASURED_FIXTURES
 
 
 def _gemm(name: str, flops_s: float, **kw: Any) -> Entry:
@@ -86,3 +91,79 @@ def test_a_data_sheet_promise_far_beyond_the_demonstration_lowers_confidence() -
     annotate([best2, e2], datasheet_roof=lambda entry: False)
     assert e2.confidence == "medium" and e2.demonstrated is not None
     assert not e2.demonstrated.roof_doubted
+
+
+# --------------------------------------------------------------------------- a ceiling beaten
+
+H100_BF16 = {"bf16": (794.5e12, 989.4e12)}  # H100 SXM5: MAMF measured ceiling, data sheet
+
+
+def test_a_rate_above_the_measured_ceiling_raises_it() -> None:
+    """H100 bf16: ceiling 794.5, data sheet 989.4 TFLOP/s, noise band 3.4 % (821.5 TFLOP/s).
+
+    826.28 TFLOP/s (1.04 × 794.5) is beyond the band and below the data sheet: raised to it.
+    A 2,000 TFLOP/s entry (above the data sheet: its model over-counts), a 810 one (1.9 % above:
+    noise, the roof already takes that rate as the ceiling), a memory-axis entry and an fp8 one
+    raise nothing."""
+    big = _gemm("big", 1.04 * 794.5e12, suspect=True)
+    raised = raised_roofs([big, _gemm("over", 2000e12, suspect=True), _gemm("noise", 810e12),
+                           _gemm("mem", 900e12, roof_axis="memory"),
+                           _gemm("fp8", 900e12, compute_dtype="fp8")], H100_BF16, 0.034)
+    assert set(raised) == {"bf16"}
+    r = raised["bf16"]
+    assert r.rate == pytest.approx(826.28e12) and r.by == "big"
+    note = r.note()
+    assert "794.5 TFLOP/s" in note and "826.3 TFLOP/s" in note and "1.04×" in note
+    assert "989.4 TFLOP/s data sheet" in note and "confidence lowered one step" in note
+    assert raised_roofs([_gemm("dispatch", 826e12, dispatch_bound=True)], H100_BF16, 0.034) == {}
+
+
+_CUTLASS = ("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_"
+            "tn_align8>(T1::Params)")
+_NVJET = "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT"
+
+
+def _h100_round(tmp_path: Path, cutlass_us: float, nvjet_us: float) -> Path:
+    """An H100 SXM round: the cutlass GEMM counted by ncu (stage C: 2·4096³ FLOP, ~134 MB per
+    launch) and an nvjet GEMM 4096×14336 @ 14336×4096 bf16 modelled from its shapes."""
+    rd = tmp_path / "eval" / "profile" / "round_0"
+    (rd / "counters").mkdir(parents=True)
+    (tmp_path / "eval" / "env_report.json").write_text(
+        json.dumps({"gfx": "sm_90", "product": "H100"}))
+    (rd / "profile_topN.json").write_text(json.dumps({"top_kernels": [
+        {"name": _CUTLASS, "pct_gpu_time": 40.0, "avg_us": cutlass_us, "calls": 2,
+         "shapes": [[[4096, 4096], [4096, 4096]]], "dtypes": ["c10::BFloat16"] * 2,
+         "classification": "library_gemm", "editable": False},
+        {"name": _NVJET, "pct_gpu_time": 30.0, "avg_us": nvjet_us, "calls": 2,
+         "shapes": [[[4096, 14336], [14336, 4096]]], "dtypes": ["c10::BFloat16"] * 2,
+         "classification": "library_gemm", "editable": True}]}))
+    shutil.copy(MEASURED_FIXTURES / "counters" / "ncu_gemm_details.csv", rd / "counters")
+    return rd
+
+
+def test_a_gemm_that_beats_the_h100_ceiling_raises_the_run_roof(tmp_path: Path) -> None:
+    """H100 SXM bf16 (measured ceiling 794.5 TFLOP/s, data sheet 989.4).
+
+    The counted cutlass GEMM does 2·4096³ = 137.44 GFLOP in 166.34 µs = 826.28 TFLOP/s, 1.04×
+    the ceiling. Before: 1.04 > 1 + 3.4 % noise, so "suspect" and no verdict. Now the run's
+    compute roof is 826.28 TFLOP/s: the GEMM is at 1.0 of it, saturated, and its stage-C
+    confidence drops one step (high → medium), saying why.
+    The nvjet GEMM, 2·4096·14336·4096 = 481.04 GFLOP in 740.06 µs = 650.0 TFLOP/s, was
+    650/794.5 = 0.818 of the ceiling (saturated: ≥ 0.9·0.90 = 0.81); on the raised roof it is
+    650/826.28 = 0.7867, moderate, attainable 0.90/0.7867 = 1.144×, gain 30·(1 − 1/1.144)
+    = 3.78 %."""
+    cutlass_us = 2 * 4096**3 / (1.04 * 794.5e12) * 1e6
+    nvjet_us = 2 * 4096 * 14336 * 4096 / 650e12 * 1e6
+    art = run(_h100_round(tmp_path, cutlass_us, nvjet_us))
+    big, other = entry(art, "Kernel2"), entry(art, _NVJET)
+    assert big.stage == "C" and big.roof_axis == "compute"
+    assert not big.suspect and big.has_verdict
+    assert big.roofline_pct == pytest.approx(1.0, abs=1e-3)
+    assert big.headroom_class == "saturated" and big.confidence == "medium"
+    assert ("raised from the measured bf16 ceiling (794.5 TFLOP/s) to 826.3 TFLOP/s, the rate "
+            "this run demonstrated (Kernel2, 1.04× the ceiling" in (big.notes or ""))
+    assert other.roofline_pct == pytest.approx(650 / 826.28, abs=2e-4)
+    assert other.headroom_class == "moderate"
+    assert other.attainable_speedup == pytest.approx(0.90 / (650 / 826.28), rel=1e-3)
+    assert other.expected_e2e_gain_pct == pytest.approx(3.78, abs=0.01)
+    assert "raised from the measured bf16 ceiling" in (other.notes or "")

@@ -27,6 +27,7 @@ from roofline_tui.core.artifact import (
     artifact_to_json,
 )
 from roofline_tui.core.markdown import artifact_to_markdown
+from roofline_tui.core.opmodels import LeverContext, byte_reduction_levers
 from roofline_tui.core.rounds.analysis import analyze_round
 from roofline_tui.core.table_csv import artifact_to_csv
 from roofline_tui.core.textsafe import md_cell
@@ -114,7 +115,11 @@ def test_a_host_side_entry_above_is_named_with_its_levers() -> None:
     assert nt.short_name == "mine" and not nt.host_side
     assert nt.skipped[0].reason == "host-side"
     assert "dispatch, tuning DB, backend" in nt.skipped[0].detail
-    assert nt.line.endswith(" · above it: cijk (host-side levers only)")
+    # the editable-first rule says what it traded: the bigger host-side win, with its size
+    assert nt.skipped[0].expected_e2e_gain_pct == 5.0
+    assert nt.line.endswith(" · above it: cijk — a bigger win host-side: gain 5.00% vs 2.00% "
+                            "here, passed over for an editable call site (dispatch, tuning DB, "
+                            "backend)")
     # no editable entry qualifies: the host-side one is the pick, its levers host-side
     alone = reading.next_target(round_of(verdict("cijk", 5.0, editable=False,
                                                  route="host_side")))
@@ -152,15 +157,83 @@ def test_a_saturated_top_says_so_with_its_lever_then_the_next_real_opportunity()
     (sat,) = nt.skipped
     assert sat.reason == "saturated" and sat.detail.startswith("saturated at 92% of its memory")
     assert sat.lever is not None and sat.lever.startswith("make sure unrouted experts")
-    assert nt.line.startswith(
-        "Next: fused_moe_kernel: saturated, no tuning headroom — move fewer bytes: make sure "
-        "unrouted experts are… · then: paged_attention — kernel_tuning — underperforming: "
-        "latency-bound")
-    # nothing else has headroom: it says so
+    # the pick first, as the artifact's next_target names it; then the saturated one above it
+    assert nt.line.startswith("Next: paged_attention — kernel_tuning — underperforming: "
+                              "latency-bound")
+    assert nt.line.endswith(" · above it: fused_moe_kernel: saturated, no tuning headroom — "
+                            "move fewer bytes: make sure unrouted experts are…")
+    # nothing else has headroom: it says so, then names the saturated entry
     alone = reading.next_target(round_of(moe.model_copy(update={"expected_e2e_gain_pct": 0.0})))
     assert alone.kernel is None and alone.why == "no other entry has tuning headroom"
-    assert alone.line.endswith("move fewer bytes: make sure unrouted experts are… · no other "
-                               "entry has tuning headroom")
+    assert alone.line == ("Next: no other entry has tuning headroom · fused_moe_kernel: "
+                          "saturated, no tuning headroom — move fewer bytes: make sure unrouted "
+                          "experts are…")
+
+
+def test_a_host_side_pick_skips_only_what_ranks_above_it() -> None:
+    """The pick is host-side (no editable entry qualifies): ``cijk`` at 5.00 %. Below it rank a
+    saturated compute-bound GEMM (0.40 %) and a 0.00 % entry. Before, every entry with a verdict
+    was listed as skipped, and the line opened with the GEMM that ranks below the pick, told to
+    "move fewer bytes". Now nothing ranked below the pick is named."""
+    gemm = verdict("nvjet_sat", 0.4, headroom="saturated", bound_type="compute",
+                   roofline_pct=0.95, route="byte_reduction",
+                   byte_reduction_levers=byte_reduction_levers("gemm", _compute_bound("nvjet")))
+    a = round_of(verdict("cijk", 5.0, editable=False, route="host_side"), gemm,
+                 verdict("flat", 0.0))
+    nt = reading.next_target(a)
+    assert nt.short_name == "cijk" and nt.host_side and nt.skipped == []
+    assert nt.line == ("Next: cijk — host-side levers only (dispatch, tuning DB, backend) "
+                       "(gain 5.00%, speedup 1.50×, confidence medium)")
+
+
+def _compute_bound(short: str) -> LeverContext:
+    return LeverContext(short_name=short, bound_type="compute", weight_dtype="bf16",
+                        kv_dtype=None, alternatives=[], chosen_label=None, neighbours=[])
+
+
+def test_a_saturated_compute_bound_gemm_above_the_pick_names_its_own_lever() -> None:
+    """A saturated compute-bound GEMM (6.00 %) ranks above the editable pick (2.00 %): it is
+    named after the pick, with its own lever — fewer FLOPs (the engine's first lever for a
+    compute-bound saturated entry), never "move fewer bytes"."""
+    gemm = verdict("nvjet_sat", 6.0, headroom="saturated", bound_type="compute",
+                   roofline_pct=0.95, route="byte_reduction",
+                   byte_reduction_levers=byte_reduction_levers("gemm", _compute_bound("nvjet")))
+    nt = reading.next_target(round_of(gemm, verdict("mine", 2.0)))
+    assert nt.short_name == "mine"
+    (sat,) = nt.skipped
+    assert sat.reason == "saturated" and sat.bound_type == "compute"
+    assert sat.lever is not None and sat.lever.startswith("compute-bound and saturated")
+    assert nt.line.startswith("Next: mine — kernel_tuning")
+    assert nt.line.endswith(" · above it: nvjet_sat: saturated, no tuning headroom — do fewer "
+                            "FLOPs: lower precision, skipping padded tiles")
+    assert "move fewer bytes" not in nt.line
+
+
+def test_editable_first_says_what_it_traded_on_mi300x_qwen15() -> None:
+    """Qwen1.5-0.5B-Chat decode on MI300X: the CK flash-attention kernel (a precompiled .so, no
+    editable call site: host-side, a backend switch) takes 20.3 % of GPU time at 0.2143 of its
+    roof against a 0.50 target: 0.50 / 0.2143 = 2.333×, gain 20.3·(1 − 1/2.333) = 11.60 %. A
+    triton fused add-RMSNorm kernel takes 9.9 % at 0.4861 against 0.875: 1.80×, gain
+    9.9·(1 − 1/1.8) = 4.40 %. Editable first picks the 4.40 % kernel; the line names the
+    11.60 % host-side win it passed over, with both sizes."""
+    attn = verdict("FmhaFwdKernel", 11.6, editable=False, route="host_side",
+                   name="void ck_tile::kentry<128, 1, ck_tile::FmhaFwdKernel<ck_tile::"
+                        "BlockFmhaPipelineQRKSVSAsync<ck_tile::BlockFmhaPipelineProblem<"
+                        "ck_tile::bf16_t> > > >(ck_tile::FmhaFwdKernel::Kargs)",
+                   bound_type="latency", roofline_pct=0.2143, target_eff=0.5,
+                   attainable_speedup=2.333, pct_gpu_time=20.3)
+    norm = verdict("triton_red_fused_add_rms_norm_0", 4.4, roofline_pct=0.4861,
+                   target_eff=0.875, attainable_speedup=1.8, pct_gpu_time=9.9)
+    nt = reading.next_target(round_of(attn, norm))
+    assert nt.short_name == "triton_red_fused_add_rms_norm_0" and not nt.host_side
+    assert nt.line.startswith("Next: triton_red_fused_add_rms_norm_0 — kernel_tuning — "
+                              "underperforming: memory-bound at 49% of its roof, target 88% "
+                              "(gain 4.40%, speedup 1.80×, confidence medium)")
+    (host,) = nt.skipped
+    assert host.reason == "host-side" and host.expected_e2e_gain_pct == 11.6
+    assert nt.line.endswith(f" · above it: {host.label} — a bigger win host-side: gain 11.60% "
+                            "vs 4.40% here, passed over for an editable call site (dispatch, "
+                            "tuning DB, backend)")
 
 
 def test_part_of_another_logical_op_is_skipped() -> None:
@@ -185,11 +258,14 @@ def test_the_demo_rounds_and_the_artifact_field() -> None:
     r2 = analyze_round(DEMO / "profile" / "round_2").artifact
     nt = r2.next_target
     assert nt is not None and nt == reading.next_target(r2)
-    # the MoE (saturated, 0.00 %) is named with its lever, the hipBLASLt GEMM is the pick
+    # the hipBLASLt GEMM (3.38 %, host-side) is the pick; the MoE (saturated, 0.00 %) ranks
+    # below it, so it was not passed over and is not named (before, every entry with a verdict
+    # was listed as skipped behind a host-side pick, and the MoE led the line)
     assert nt.host_side and nt.short_name is not None and nt.short_name.startswith("Cijk_")
-    assert [(s.short_name, s.reason) for s in nt.skipped] == [("fused_moe_kernel", "saturated")]
+    assert nt.skipped == [] and "fused_moe_kernel" not in nt.line
+    assert nt.line.startswith(f"Next (advisory, stage A): {nt.label} — host-side levers only")
     stored = json.loads(artifact_to_json(r2))["next_target"]
-    assert stored["line"] == nt.line and stored["skipped"][0]["lever"].startswith("fuse ")
+    assert stored["line"] == nt.line and stored["skipped"] == []
     loaded = Artifact.model_validate(json.loads(artifact_to_json(r2))).next_target
     assert loaded is not None and loaded.model_dump() == nt.model_dump()
     schema = artifact_json_schema()

@@ -43,6 +43,27 @@ CASES = [
      "std::array<char*, 1ul>>(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
      "elementwise_overhead", "torch_native", True),
     ("some_unknown_thing", "other", "unknown", True),
+    # attention built on CUTLASS/CuTe: its template arguments say cutlass, it is not a library
+    # GEMM (issue 35 item 3): xformers / PyTorch mem-efficient attention, FA2 split-KV as
+    # PyTorch and vLLM's flash-attn print it, FA3 on sm90
+    ("fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel"
+     "<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)",
+     "library_attn", "cutlass", False),
+    ("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, "
+     "false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, "
+     "false, true, false, false, true, true, false, false>(flash::Flash_fwd_params)",
+     "library_attn", "cutlass", False),
+    ("void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, "
+     "4, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<64, 128, 128, 4, "
+     "cutlass::bfloat16_t> >, false, true, false, false, false, true, false>"
+     "(pytorch_flash::Flash_fwd_params)", "library_attn", "cutlass", False),
+    ("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<"
+     "flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>>>>>>(Params)",
+     "library_attn", "cutlass", False),
+    # a CUTLASS GEMM stays a library GEMM
+    ("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>"
+     "(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)",
+     "library_gemm", "cutlass", False),
 ]
 
 

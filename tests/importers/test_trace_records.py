@@ -910,8 +910,16 @@ def test_an_upstream_topn_analyses_exactly_as_before(tmp_path: Path) -> None:
     assert ran_new.returncode == 0, ran_new.stderr
     old_art = read_json(old_round / "profile_roofline.json")
     new_art = read_json(new_round / "profile_roofline.json")
-    for key in ("ranking_by_pct", "ranking_by_expected_gain", "degraded", "stage"):
+    for key in ("ranking_by_pct", "ranking_by_expected_gain", "stage"):
         assert new_art[key] == old_art[key], key
+    # the same entries degraded; the linear-attention one's reason names its family since
+    # (issue 31 item 4), the others' reasons are unchanged
+    assert [d["name"] for d in new_art["degraded"]] == [d["name"] for d in old_art["degraded"]]
+    for old_d, new_d in zip(old_art["degraded"], new_art["degraded"], strict=True):
+        if old_d["name"] == "fused_recurrent_gated_delta_rule_fwd_kernel":
+            assert new_d["reason"].startswith("Gated DeltaNet recurrent (decode) step")
+        else:
+            assert new_d == old_d
     assert new_art["peaks"]["hbm_bw_bytes_s"] == old_art["peaks"]["hbm_bw_bytes_s"]
     assert len(new_art["entries"]) == len(old_art["entries"])
     # the verdict numbers; the compute peak (and so compute_util and the ridge of the bf16
@@ -920,6 +928,17 @@ def test_an_upstream_topn_analyses_exactly_as_before(tmp_path: Path) -> None:
                "attainable_speedup", "expected_e2e_gain_pct", "pct_gpu_time", "target_eff")
     for old_e, new_e in zip(old_art["entries"], new_art["entries"], strict=True):
         numbers = {k: old_e.get(k) for k in verdict}
+        if old_e["name"].startswith("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x256"):
+            # issue 31: the Top-N's dtypes {bf16, fp8} are a set, not (A, B) by position, and
+            # the config's dynamic fp8 activations quantise A too: A [64, 2048] is read at 1 B
+            # instead of 2, 64·2048 = 131,072 B fewer; the verdict (speedup 2.4×, capped by the
+            # launch floor) does not move, only the bytes and the utilisation with them
+            assert old_e["bytes_est"] - new_e["bytes_est"] == pytest.approx(131_072, abs=4)
+            assert new_e["compute_dtype"] == "fp8"
+            for k in ("bytes_est", "hbm_util", "roofline_pct"):
+                numbers[k] = new_e[k]
+            assert new_e["roofline_pct"] == pytest.approx(
+                old_e["roofline_pct"] * new_e["bytes_est"] / old_e["bytes_est"], abs=1e-4)
         assert {k: new_e.get(k) for k in verdict} == numbers, old_e["short_name"]
         assert new_e["headroom_class"] == old_e["headroom_class"]
         assert new_e["bound_type"] == old_e["bound_type"]

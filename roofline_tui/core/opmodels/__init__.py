@@ -7,7 +7,7 @@ means writing its module and adding it to :data:`MODELS` below.
 
 from __future__ import annotations
 
-from roofline_tui.core.opmodels import attn, elementwise, gemm, moe
+from roofline_tui.core.opmodels import attn, elementwise, gemm, lora, moe
 from roofline_tui.core.opmodels.base import (
     Candidate,
     Choice,
@@ -23,7 +23,7 @@ from roofline_tui.core.opmodels.base import (
 )
 
 MODELS: dict[str, OpModel] = {
-    m.op_class: m for m in (gemm.MODEL, moe.MODEL, attn.MODEL, elementwise.MODEL)
+    m.op_class: m for m in (gemm.MODEL, moe.MODEL, attn.MODEL, elementwise.MODEL, lora.MODEL)
 }
 
 # Every calibration key a priors file may set (``roofline analyze --priors``).

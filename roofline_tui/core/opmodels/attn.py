@@ -20,20 +20,31 @@ The formulas (a multiply-add is 2 FLOPs; pairs are query–key pairs):
   new tokens, diagonal included. Decode (one query per request, ``sqq = sq``) keeps the whole
   rectangle. TraceLens's compatibility form ``sqk − sqq/2`` drops the diagonal (about 0.1 % on
   its test data); it is quoted beside the figure, not used.
-* A dense call: ``pairs = B·(S_q·S_kv − S_q·(S_q − 1)/2)`` (causal, aligned to the last key; with
-  S_q = S_kv this is ``B·S·(S + 1)/2``). ``is_causal`` is never recorded: causality is assumed for
-  a decoder self-attention (S_q ≤ S_kv) and said; a recorded mask, or S_q > S_kv, counts the
-  full rectangle.
+* A dense call: ``pairs = B·(S_q·S_kv − S_q·(S_q − 1)/2)`` when causal (aligned to the last key;
+  with S_q = S_kv this is ``B·S·(S + 1)/2``), ``B·S_q·S_kv`` when not. The op's recorded
+  ``is_causal`` (the importer keeps its Concrete Inputs as each argument's ``value``; for
+  ``_efficient_attention_forward`` its ``custom_mask_type``) decides. Unrecorded: a mask
+  (values unknown) or S_q > S_kv counts the full rectangle; one query row is the same either
+  way; a config.json (a decoder's causal self-attention) makes it causal, said; with neither,
+  a prefill-shaped call's FLOPs differ 2× on its verdict's axis, so there is no verdict.
 * ``flops = 2·H_Q·(d_qk + d_v)·pairs``.
 * ``bytes = sq·H_Q·(d_qk·b_q + d_v·b_o) + sk·H_KV·(d_qk + d_v)·b_kv``: Q read and O written once,
   every K/V token read once at the cache's dtype (the compulsory minimum; a flash kernel re-reading
   K/V tiles from HBM is exactly the headroom this reports).
 * MLA absorbed decode (config): one latent of ``kv_lora + rope`` elements per token, read once;
   ``d_qk = kv_lora + rope``, ``d_v = kv_lora``.
-* Sliding window W (config ``sliding_window`` on ``layer_types`` sliding layers): a query sees at
-  most W keys. With aggregates only, ``sk ≤ sq + requests·(W − 1)`` (= requests·W at decode) and
-  ``pairs ≤ sq·W`` are upper bounds. A kernel that cannot be tied to a layer kind gets both the
-  full and the windowed candidate; the engine's feasibility rule keeps the largest feasible one.
+* Layer kinds (config: ``ModelShape.attention_kinds``, from ``layer_types``,
+  ``sliding_window_pattern``, ``attention_chunk_size``/``no_rope_layers``...): a sliding layer's
+  query sees at most W keys; a chunked layer's query at position p sees the ``p mod C + 1`` keys
+  of its own C-token chunk. A dense call is exact per query; with aggregates only,
+  ``sk ≤ sq + requests·(S − 1)`` (= requests·S at decode) and ``pairs ≤ sq·S`` are upper bounds
+  (S = W or C); the config heuristic caps seq_len at S. Every kernel form reads the same plan,
+  from the kernel's launches per step: a kernel launched once (or k times) per attention layer
+  runs on every kind, so one launch is the kinds' mean weighted by their layers (Gemma-3:
+  (10·full + 52·window)/62); a count equal to one kind's layers is that kind (10 launches on
+  Gemma-3: its 10 global layers); a count that fits several kinds or none, or no count, cannot
+  be tied to a kind: each is a candidate and the engine's feasibility rule keeps the largest
+  feasible one.
 * Sparse attention (DeepSeek-V3.2 ``index_topk``, MiniMax block-sparse decode) reads only the
   selected tokens' KV: the config's selected count caps keys like a window; without it there is
   no model (a dense one would over-count and read as suspect).
@@ -50,12 +61,13 @@ attention 0.75 (FlashAttention-3 reaches about 740 TFLOP/s bf16 on H100 SXM, 75 
 """
 
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from roofline_tui.core.dtypes import canonical_dtype
-from roofline_tui.core.inputs import StepAggregates
+from roofline_tui.core.inputs import StepAggregates, launches_per_step
 from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.operands import normalise
 from roofline_tui.core.opmodels.base import (
@@ -68,14 +80,24 @@ from roofline_tui.core.opmodels.base import (
     Prior,
     fuse_adjacent,
 )
+from roofline_tui.core.precision import decide
 
 PRIORS: Mapping[str, Prior] = {
     "attn": Prior("attn", 0.50, "attention decode (paged): irregular paged KV access, "
-                                "occupancy-sensitive (spec §7)"),
+                                "occupancy-sensitive (spec §7)", roof="hbm"),
+    # Set against H100's data sheet: 0.75 × 989.4 = 742 TFLOP/s, FlashAttention-3's best bf16
+    # forward (about 740 TFLOP/s, Shah et al. 2024). H100's measured matmul ceiling is
+    # 794.5 TFLOP/s (data/peaks.md), so on that roof the same kernel is at 742 / 794.5 = 0.934.
     "attn_prefill": Prior(
         "attn_prefill", 0.75,
         "compute-bound prefill / flash attention: FlashAttention-3 reaches about 740 TFLOP/s "
-        "bf16 on H100 SXM, 75% of the 989 TFLOP/s dense peak (prior 'attn_prefill')"),
+        "bf16 on H100 SXM, 75% of the 989 TFLOP/s dense peak (prior 'attn_prefill')",
+        roof="data sheet", on_measured=round(0.75 * 989.4 / 794.5, 3),
+        rebase_why=(
+            "the 0.75 was set against H100's 989.4 TFLOP/s bf16 data sheet, i.e. 742 TFLOP/s, "
+            "what FlashAttention-3 reaches (about 740 TFLOP/s bf16 forward on H100 SXM); "
+            "against H100's measured 794.5 TFLOP/s matmul ceiling that rate is 742 / 794.5 = "
+            "0.934, the same fraction of a measured ceiling assumed on every device")),
 }
 # Attention takes rotary and the KV-cache write before it, a quant of its output after it.
 ADJACENT_OPS = ("rope", "copy", "quant")
@@ -84,6 +106,35 @@ ADJACENT_OPS = ("rope", "copy", "quant")
 _BHSD = lazy_compile(r"scaled_dot_product")
 _BSHD_OPS = frozenset({"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
                        "flash_attn::_flash_attn_forward", "FlashAttnFunc"})
+# Where a dense op's schema puts is_causal and the softmax scale (argument positions, as the
+# trace's Input Dims and Concrete Inputs list them; core/operand_table.py quotes each schema).
+# aten::_efficient_attention_forward has no is_causal but an int custom_mask_type (0: none,
+# 1: causal from the top left, 2: causal from the bottom right).
+_CAUSAL_AT: Mapping[str, int] = {
+    "aten::scaled_dot_product_attention": 5,
+    "aten::_scaled_dot_product_flash_attention": 4,
+    "aten::_scaled_dot_product_flash_attention_for_cpu": 4,
+    "aten::_scaled_dot_product_efficient_attention": 6,
+    "aten::_scaled_dot_product_cudnn_attention": 6,
+    "aten::_scaled_dot_product_fused_attention_overrideable": 5,
+    "aten::_flash_attention_forward": 8,
+    "aten::_efficient_attention_forward": 9,
+    "flash_attn::_flash_attn_forward": 5,
+    "FlashAttnFunc": 5,
+}
+_SCALE_AT: Mapping[str, int] = {
+    "aten::scaled_dot_product_attention": 6,
+    "aten::_scaled_dot_product_flash_attention": 6,
+    "aten::_scaled_dot_product_flash_attention_for_cpu": 6,
+    "aten::_scaled_dot_product_efficient_attention": 7,
+    "aten::_scaled_dot_product_cudnn_attention": 8,
+    "aten::_scaled_dot_product_fused_attention_overrideable": 7,
+    "aten::_flash_attention_forward": 10,
+    "aten::_efficient_attention_forward": 11,
+    "flash_attn::_flash_attn_forward": 4,
+    "FlashAttnFunc": 4,
+}
+_MASK_TYPE_OP = "aten::_efficient_attention_forward"
 # Kernel base names (before template arguments) that serve one group only, or only reduce.
 _DECODE_ONLY = lazy_compile(r"decode|paged_?attention", re.IGNORECASE)
 _PREFILL_ONLY = lazy_compile(r"prefill|extend", re.IGNORECASE)
@@ -107,12 +158,15 @@ class _Heads(NamedTuple):
 
 
 class _Dense(NamedTuple):
-    """A dense call's own sequence lengths."""
+    """A dense call's own sequence lengths, and what its recorded arguments say: ``causal``
+    (the op's recorded ``is_causal``, or its mask type; None: not recorded) and ``scale``."""
 
     batch: int
     s_q: int
     s_kv: int
     masked: bool
+    causal: bool | None = None
+    scale: float | None = None
 
 
 class _Recorded(NamedTuple):
@@ -143,12 +197,15 @@ def _base_name(name: str) -> str:
 def _config_heads(ctx: OpContext, lines: list[str]) -> tuple[int, int, int]:
     """(q heads, kv heads, head_dim) per rank from the config, TP applied."""
     model = ctx.require_model("the attention model")
-    tp = ctx.workload.tp or 1
+    tp, why = ctx.tensor_parallel("the attention model's per-rank heads")
     n_q, n_kv = model.num_attention_heads, model.num_kv_heads
     if tp > 1:
         n_q = max(1, n_q // tp)
         n_kv = max(1, n_kv // tp)
-        lines.append(f"TP={tp}: {n_q} q heads and {n_kv} kv heads per rank")
+        lines.append(f"TP={tp}: {n_q} q heads and {n_kv} kv heads per rank"
+                     + (f" ({why})" if why else ""))
+    elif why and not why.startswith("env_report"):
+        lines.append(f"TP=1: the config's {n_q} q and {n_kv} kv heads on each rank ({why})")
     return n_q, n_kv, model.head_dim
 
 
@@ -244,7 +301,32 @@ def _read_dense(ctx: OpContext, op: str, layout: str | None,
                  f"H_Q={h_q}, H_KV={h_kv}, d_qk={d_qk}, d_v={d_v} (recorded instance)")
     lines.append(f"dtypes: Q {q_dt}, O {o_dt}, K/V {kv_dt} (the key tensor's recorded type)")
     _heads_line(ctx, h, lines)
-    return _Recorded(heads=h, dense=_Dense(b, s_q, s_kv, masked), tokens=None)
+    causal, scale = _recorded_call(ctx, normalise(op))
+    return _Recorded(heads=h, dense=_Dense(b, s_q, s_kv, masked, causal, scale), tokens=None)
+
+
+def _recorded_call(ctx: OpContext, key: str) -> tuple[bool | None, float | None]:
+    """(is_causal, scale) as the instance's recorded argument values give them (Kineto's
+    Concrete Inputs), each None when not recorded."""
+    inst = ctx.instance
+    if inst is None:
+        return None, None
+
+    def value(table: Mapping[str, int]) -> object:
+        at = table.get(key)
+        return inst.args[at].value if at is not None and at < len(inst.args) else None
+
+    raw = value(_CAUSAL_AT)
+    causal: bool | None = None
+    if key == _MASK_TYPE_OP:
+        if type(raw) is int and raw in (0, 1, 2):
+            causal = raw != 0
+    elif isinstance(raw, bool):
+        causal = raw
+    sc = value(_SCALE_AT)
+    scale = (float(sc) if isinstance(sc, (int, float)) and not isinstance(sc, bool)
+             and 0 < sc < 1e6 else None)
+    return causal, scale
 
 
 def _flat_kv(ctx: OpContext, op: str, ins: list[tuple[list[int], str | None]],
@@ -372,23 +454,141 @@ def _selected_tokens(ctx: OpContext) -> int | None:
     return model.sparse_attention_tokens
 
 
-def _window(ctx: OpContext, lines: list[str]) -> tuple[bool, int | None]:
-    """(whether the full-attention candidate applies, the sliding window W or None)."""
-    m = ctx.model
-    if m is None:
+class _Span(NamedTuple):
+    """One kind of attention layer a kernel may serve: how many layers, and how far back a
+    query sees (``span``: the window W or the chunk C; None: every earlier key)."""
+
+    kind: str  # full | sliding | chunked
+    layers: int
+    span: int | None
+
+    def describe(self) -> str:
+        return (f"{self.layers} sliding (W={self.span})" if self.kind == "sliding" else
+                f"{self.layers} chunked (C={self.span})" if self.kind == "chunked" else
+                f"{self.layers} {self.kind}")
+
+    def label(self, base: str) -> str:
+        return (f"{base} (window {self.span})" if self.kind == "sliding" else
+                f"{base} (chunk {self.span})" if self.kind == "chunked" else base)
+
+    def note(self) -> str:
+        return (f"sliding window {self.span}" if self.kind == "sliding" else
+                f"chunked local attention, chunk {self.span}" if self.kind == "chunked" else "")
+
+
+class _Plan(NamedTuple):
+    """The layer kinds one launch of this kernel covers. ``mix``: it runs on every layer of
+    these kinds, so one launch is their mean weighted by layers (one kind: that kind's
+    figure); otherwise it cannot be tied to one of them and each is a candidate."""
+
+    spans: tuple[_Span, ...]
+    mix: bool
+
+
+_FULL_ONLY = _Plan((_Span("full", 1, None),), True)
+# launches per step within 5 % of a layer count are that count (per-step means of a graph)
+_SAME_COUNT = 0.05
+
+
+def _spans(ctx: OpContext, lines: list[str]) -> tuple[_Span, ...]:
+    """The config's softmax-attention layer kinds; one whose size is unknown is read as full."""
+    assert ctx.model is not None
+    out: list[_Span] = []
+    for k in ctx.model.attention_kinds():
+        size = k.window if k.kind == "sliding" else k.chunk if k.kind == "chunked" else None
+        if k.kind != "full" and size is None:
+            lines.append(f"config: {k.layers} {k.kind} layers of unknown size; read as full "
+                         "attention (an upper bound)")
+            out.append(_Span("full", k.layers, None))
+            continue
+        out.append(_Span(k.kind, k.layers, size))
+    merged: dict[tuple[str, int | None], int] = {}
+    for s in out:
+        merged[(s.kind, s.span)] = merged.get((s.kind, s.span), 0) + s.layers
+    return tuple(_Span(kind, n, span) for (kind, span), n in merged.items())
+
+
+def _launches(ctx: OpContext) -> float | None:
+    """This kernel's launches per step in its regime, from its Top-N row."""
+    if ctx.topn is None:
+        return None
+    row = next((e for e in ctx.topn.entries if e.name == ctx.name), None)
+    return launches_per_step(row, ctx.regime, ctx.topn) if row is not None else None
+
+
+def _same_count(lps: float, layers: int) -> bool:
+    return abs(lps - layers) <= _SAME_COUNT * layers
+
+
+def _layer_plan(ctx: OpContext, lines: list[str]) -> _Plan:
+    """Which attention layer kinds one launch covers, from the config's layer kinds and the
+    kernel's launches per step: the count of every attention layer (or a whole multiple of
+    it) is their mix; the count of exactly one kind is that kind; otherwise each kind is a
+    candidate and the engine's feasibility rule keeps the largest feasible one."""
+    if ctx.model is None:
         lines.append("no config.json: no sliding window known, every layer taken as full "
                      "attention (over-counts a windowed layer)")
-        return True, None
-    w, ns, nf = m.sliding_window, m.num_sliding_attention_layers, m.num_full_attention_layers
-    if not w or not ns:
-        return True, None
-    if not nf:
-        lines.append(f"config: every attention layer slides over a {w}-token window")
-        return False, w
-    lines.append(f"config: {ns} sliding-window layers (W={w}) and {nf} full-attention layers; "
-                 "this kernel cannot be tied to a layer kind (the instance names no layer), so "
-                 "both are candidates and the feasibility rule keeps the largest feasible one")
-    return True, w
+        return _FULL_ONLY
+    spans = _spans(ctx, lines)
+    if not spans:
+        return _FULL_ONLY
+    if len(spans) == 1:
+        s = spans[0]
+        if s.kind == "sliding":
+            lines.append(f"config: every attention layer slides over a {s.span}-token window")
+        elif s.kind == "chunked":
+            lines.append(f"config: every attention layer attends within its {s.span}-token "
+                         "chunk")
+        return _Plan(spans, True)
+    total = sum(s.layers for s in spans)
+    desc = " + ".join(s.describe() for s in spans)
+    lps = _launches(ctx)
+    if lps is None:
+        lines.append(f"config: {desc} attention layers; this kernel's launches per step are "
+                     "unknown, so it cannot be tied to a layer kind: each is a candidate and "
+                     "the feasibility rule keeps the largest feasible one")
+        return _Plan(spans, False)
+    per_layer = round(lps / total)
+    if per_layer >= 1 and _same_count(lps, per_layer * total):
+        lines.append(f"config: {desc} attention layers; this kernel runs {lps:g} launches per "
+                     f"step, {'once' if per_layer == 1 else f'{per_layer} times'} per attention "
+                     f"layer, so one launch is the mean of its layers' work, weighted by layers")
+        return _Plan(spans, True)
+    tied = tuple(s for s in spans if _same_count(lps, s.layers))
+    if len(tied) == 1:
+        lines.append(f"config: {desc} attention layers; this kernel's {lps:g} launches per step "
+                     f"are the {tied[0].describe()} layers: it serves those only")
+        return _Plan(tied, True)
+    which = tied or spans
+    why = (f"match {len(tied)} layer kinds" if tied else
+           f"match no layer kind (nor all {total} attention layers)")
+    lines.append(f"config: {desc} attention layers; this kernel's {lps:g} launches per step "
+                 f"{why}, so it cannot be tied to a layer kind: each is a candidate and the "
+                 "feasibility rule keeps the largest feasible one")
+    return _Plan(which, False)
+
+
+def _plan_candidates(plan: _Plan, base: str, work: Callable[[_Span], tuple[float, float]],
+                     lines: list[str], bound: str = "") -> list[Candidate]:
+    """The candidates of a plan: one per kind, or their layer-weighted mean. ``work`` gives a
+    kind's (bytes, flops) per launch; ``bound`` qualifies a windowed figure ("upper bound")."""
+    figures = [(s, *work(s)) for s in plan.spans]
+    for s, b, f in figures:
+        if s.kind != "full":
+            lines.append(f"{s.describe()} layers: bytes {b:.6g}, flops {f:.6g} per launch"
+                         + (f" ({bound})" if bound else ""))
+    if not plan.mix or len(figures) == 1:
+        return [Candidate(s.label(base), b, f,
+                          note=s.note() + (f", {bound}" if bound and s.note() else ""))
+                for s, b, f in figures]
+    n = sum(s.layers for s in plan.spans)
+    mb = sum(s.layers * b for s, b, _ in figures) / n
+    mf = sum(s.layers * f for s, _, f in figures) / n
+    terms = " + ".join(f"{s.layers}·{b:.6g}" for s, b, _ in figures)
+    lines.append(f"one launch = the mean over the {n} layers it serves: bytes ({terms})/{n} = "
+                 f"{mb:.6g}, flops {mf:.6g}")
+    desc = " + ".join(s.describe() for s in plan.spans)
+    return [Candidate(f"{base} (layer mix)", mb, mf, note=f"mean over {desc} layers")]
 
 
 # --------------------------------------------------------------------------- the rungs
@@ -399,8 +599,18 @@ def _bytes_flops(h: _Heads, sq: float, sk: float, pairs: float) -> tuple[float, 
             2.0 * h.h_q * (h.d_qk + h.d_v) * pairs)
 
 
-def _compute_dtype(h: _Heads, decode: bool) -> str:
-    return h.kv_dtype if decode and h.b_kv >= 2 else h.q_dtype
+def _compute_dtype(ctx: OpContext, q_dt: str, kv_dt: str, lines: list[str]) -> str:
+    """The MMA dtype of QKᵀ and PV by the one compute-precision rule
+    (:func:`core.precision.decide`), A = the query, B = the K/V: equal dtypes run in it, a
+    mixed pair at the wider one (an fp8 KV cache read by a bf16 query is dequantised into
+    bf16), and only in a dtype the device has matrix cores for; the evidence is appended to
+    ``lines``."""
+    prec = decide(roles=(q_dt, kv_dt), roles_from="the query and the K/V", device=ctx.device,
+                  model_a=ctx.activation_dtype, operands=("query", "K/V"))
+    lines.append(prec.evidence)
+    if prec.compute is None:
+        raise OpModelUnavailable(f"attention {prec.evidence}")
+    return prec.compute
 
 
 def _windowed_pairs(s_q: int, s_kv: int, w: int) -> int:
@@ -410,28 +620,131 @@ def _windowed_pairs(s_q: int, s_kv: int, w: int) -> int:
     return k * o + k * (k - 1) // 2 + (s_q - k) * w
 
 
+def _chunked_pairs(s_q: int, s_kv: int, c: int) -> int:
+    """Σ over the S_q queries of the keys each sees in chunked local attention: the query at
+    position p (of S_kv, the last S_q new) sees its own chunk's keys up to itself, p mod C + 1.
+    With F(x) = Σ_{p<x} (p mod C + 1) = ⌊x/C⌋·C(C+1)/2 + r(r+1)/2 (r = x mod C), it is
+    F(S_kv) − F(S_kv − S_q)."""
+    def f(x: int) -> int:
+        r = x % c
+        return (x // c) * c * (c + 1) // 2 + r * (r + 1) // 2
+    return f(s_kv) - f(s_kv - s_q)
+
+
+def _dense_kinds(ctx: OpContext, h: _Heads, dn: _Dense, pairs_bh: int, causal: bool,
+                 label: str, lines: list[str]) -> list[Candidate]:
+    """A dense call's candidates over the layer kinds it may serve (exact per query)."""
+    b, s_q, s_kv = dn.batch, dn.s_q, dn.s_kv
+
+    def work(s: _Span) -> tuple[float, float]:
+        if s.span is None:
+            return _bytes_flops(h, b * s_q, b * s_kv, b * pairs_bh)
+        if not causal:  # a window over both sides, or block-diagonal chunks: at most span keys
+            rows, pairs = s_kv, s_q * min(s_kv, s.span)
+        elif s.kind == "sliding":
+            rows, pairs = min(s_kv, s_q + s.span - 1), _windowed_pairs(s_q, s_kv, s.span)
+        else:
+            rows = s_kv - s.span * ((s_kv - s_q) // s.span)
+            pairs = _chunked_pairs(s_q, s_kv, s.span)
+        return _bytes_flops(h, b * s_q, b * rows, b * pairs)
+
+    plan = _layer_plan(ctx, lines)
+    kinds = {s.kind for s in plan.spans}
+    if "sliding" in kinds:
+        lines.append("window W: each query sees min(its causal keys, W); K/V rows read "
+                     "min(S_kv, S_q + W − 1) per batch element" if causal else
+                     "window W on a non-causal call: at most W keys per query (an upper bound)")
+    if "chunked" in kinds:
+        lines.append("chunk C: the query at position p sees the p mod C + 1 keys of its own "
+                     "chunk; K/V rows read from the first new query's chunk start" if causal else
+                     "chunk C on a non-causal call: at most C keys per query (an upper bound)")
+    return _plan_candidates(plan, label, work, lines)
+
+
+def _aggregate_kinds(ctx: OpContext, h: _Heads, pc: _PerCall, pairs: float, label: str,
+                     lines: list[str]) -> list[Candidate]:
+    """The aggregates' candidates over the layer kinds the kernel may serve. A sliding or
+    chunked layer lets a query see at most S keys (S = W or C), so ``sk ≤ sq + rows·(S − 1)``
+    and ``pairs ≤ sq·S``: upper bounds, each request's own lengths not being recorded."""
+    rows = pc.requests if pc.requests is not None else pc.sq
+
+    def work(s: _Span) -> tuple[float, float]:
+        if s.span is None:
+            return _bytes_flops(h, pc.sq, pc.sk, pairs)
+        return _bytes_flops(h, pc.sq, min(pc.sk, pc.sq + rows * (s.span - 1)),
+                            min(pairs, pc.sq * s.span))
+
+    plan = _layer_plan(ctx, lines)
+    for s in plan.spans:
+        if s.span is not None:
+            who = "requests" if pc.requests is not None else "sq (requests not recorded)"
+            name = "W" if s.kind == "sliding" else "C"
+            lines.append(f"{s.kind} {name}={s.span}: sk ≤ min(sk, sq + {who}·({name}−1)) = "
+                         f"{min(pc.sk, pc.sq + rows * (s.span - 1)):g}, pairs ≤ min(pairs, "
+                         f"sq·{name}) = {min(pairs, pc.sq * s.span):g} per call, upper bounds "
+                         "from the aggregates")
+    return _plan_candidates(plan, label, work, lines, bound="upper bound")
+
+
+def _causality(ctx: OpContext, h: _Heads, dn: _Dense) -> tuple[bool, str]:
+    """(whether the dense call is causal, why). The recorded ``is_causal`` decides; without
+    it a mask (values unrecorded), S_q > S_kv or a single query row need no assumption, and a
+    config.json (a decoder: causal self-attention layers) settles it. Otherwise the FLOPs
+    differ by up to 2× on the one figure a prefill-shaped call's verdict rests on: no
+    verdict (raises, saying what would settle it)."""
+    s_q, s_kv = dn.s_q, dn.s_kv
+    op = (ctx.instance.op if ctx.instance is not None else None) or "the launching op"
+    if dn.causal is not None:
+        said = (f"is_causal={dn.causal} recorded ({op}'s Concrete Inputs)"
+                if normalise(op) != _MASK_TYPE_OP else
+                f"custom_mask_type recorded: {'causal' if dn.causal else 'no mask'} ({op})")
+        if dn.causal and s_q > s_kv:
+            return False, (f"{said}, but S_q {s_q} > S_kv {s_kv}: the full rectangle is counted "
+                           "(an upper bound)")
+        return dn.causal, said if dn.causal else f"{said}: every query sees every key"
+    if dn.masked:
+        return False, ("an attention mask is recorded (its values are not), so every query–key "
+                       "pair is counted")
+    if s_q > s_kv:
+        return False, f"S_q {s_q} > S_kv {s_kv} is not a decoder self-attention: full rectangle"
+    if s_q == 1:
+        return True, ("one query row: causal or not it sees all its keys (is_causal is not "
+                      "recorded and need not be)")
+    if ctx.model is not None:
+        return True, ("causal assumed (is_causal is not recorded; config.json describes a "
+                      "decoder, whose attention layers are causal self-attention)")
+    causal_f = 2.0 * dn.batch * h.h_q * (h.d_qk + h.d_v) * (s_q * s_kv - s_q * (s_q - 1) // 2)
+    full_f = 2.0 * dn.batch * h.h_q * (h.d_qk + h.d_v) * s_q * s_kv
+    raise OpModelUnavailable(
+        f"dense attention {op} with S_q {s_q}, S_kv {s_kv}: is_causal is not recorded and there "
+        f"is no config.json, so whether the call is causal ({causal_f:.4g} FLOPs) or not "
+        f"({full_f:.4g} FLOPs) is unknown, and a prefill-shaped call's verdict turns on it; "
+        "the op's Concrete Inputs (a trace recorded with record_shapes=True) or the model's "
+        "config.json would settle it")
+
+
 def _dense_estimate(ctx: OpContext, rec: _Recorded, lines: list[str],
                     selected: int | None) -> OpEstimate:
     h, dn = rec.heads, rec.dense
     assert dn is not None
     b, s_q, s_kv = dn.batch, dn.s_q, dn.s_kv
+    causal, why = _causality(ctx, h, dn)
     compat: float | None = None
-    if dn.masked or s_q > s_kv:
-        pairs_bh = s_q * s_kv
-        why = ("an attention mask is recorded (its values are not), so every query–key pair is "
-               "counted" if dn.masked else
-               f"S_q {s_q} > S_kv {s_kv} is not a decoder self-attention: full rectangle")
-        causal = False
-    else:
+    if causal:
         pairs_bh = s_q * s_kv - s_q * (s_q - 1) // 2
         compat = s_q * s_kv - s_q * s_q / 2
-        why = (f"causal assumed (is_causal is not recorded; a decoder self-attention with S_q = "
-               f"S_kv = {s_q}): S·(S+1)/2 = {pairs_bh} pairs per batch element and head"
-               if s_q == s_kv else
-               f"causal assumed, aligned to the last of {s_kv} keys (is_causal is not recorded): "
-               f"S_q·S_kv − S_q·(S_q−1)/2 = {pairs_bh} pairs per batch element and head")
-        causal = True
+        why += (f": S·(S+1)/2 = {pairs_bh} pairs per batch element and head" if s_q == s_kv
+                else f", aligned to the last of {s_kv} keys: S_q·S_kv − S_q·(S_q−1)/2 = "
+                     f"{pairs_bh} pairs per batch element and head")
+    else:
+        pairs_bh = s_q * s_kv
+        why += f": S_q·S_kv = {pairs_bh} pairs per batch element and head"
     lines.append(why)
+    if dn.scale is not None:
+        fits = abs(dn.scale * math.sqrt(h.d_qk) - 1.0) < 1e-6
+        lines.append(f"softmax scale {dn.scale:.6g} recorded" + (
+            f" = 1/√d_qk (d_qk {h.d_qk}: the recorded head dim agrees)" if fits else
+            f", not 1/√{h.d_qk}: a model-specific scale (it changes no FLOPs)"))
     bytes_, flops = _bytes_flops(h, b * s_q, b * s_kv, b * pairs_bh)
     line = (f"flops = 2·B·H_Q·(d_qk+d_v)·pairs = 2·{b}·{h.h_q}·{h.d_qk + h.d_v}·{pairs_bh} = "
             f"{flops:.6g}")
@@ -450,21 +763,12 @@ def _dense_estimate(ctx: OpContext, rec: _Recorded, lines: list[str],
                      f"(config): bytes {sb:.6g}, flops {sf:.6g}")
         cands.append(Candidate(label, sb, sf, note=f"sparse: {selected} selected tokens"))
     else:
-        full, w = _window(ctx, lines)
-        if full:
-            cands.append(Candidate(label, bytes_, flops))
-        if w is not None:
-            wb, wf = _bytes_flops(h, b * s_q, b * min(s_kv, s_q + w - 1),
-                                  b * _windowed_pairs(s_q, s_kv, w))
-            lines.append(f"window {w}: each query sees min(its causal keys, {w}); K/V rows read "
-                         f"min(S_kv, S_q + W − 1) per batch element: bytes {wb:.6g}, "
-                         f"flops {wf:.6g}")
-            cands.append(Candidate(f"{label} (window {w})", wb, wf, note=f"sliding window {w}"))
+        cands += _dense_kinds(ctx, h, dn, pairs_bh, causal, label, lines)
     return OpEstimate(
         model="dense attention from the recorded shapes: flops=2·B·H_Q·(d_qk+d_v)·pairs, "
               "bytes=Q+K+V+O",
         candidates=tuple(cands),
-        compute_dtype=_compute_dtype(h, s_q == 1),
+        compute_dtype=_compute_dtype(ctx, h.q_dtype, h.kv_dtype, lines),  # before assumptions
         per="logical_op",
         unit="attention layer",
         assumptions=tuple(lines),
@@ -529,7 +833,6 @@ def _aggregate_estimate(ctx: OpContext, rec: _Recorded | None, pc: _PerCall,
         f"({h.d_qk}·{h.b_q:g} + {h.d_v}·{h.b_o:g}) + {pc.sk:g}·{h.kv_tok}·{h.b_kv:g} = "
         f"{bytes_:.6g}; flops = 2·H_Q·(d_qk+d_v)·pairs = {flops:.6g}")
     label = "kv-stream" if decode else "qkvo"
-    rows = pc.requests if pc.requests is not None else pc.sq
     cands: list[Candidate] = []
     if selected is not None:
         sk_s, pairs_s = min(pc.sk, pc.sq * selected), min(pairs, pc.sq * selected)
@@ -539,19 +842,7 @@ def _aggregate_estimate(ctx: OpContext, rec: _Recorded | None, pc: _PerCall,
                      f"{sb:.6g}, flops {sf:.6g}")
         cands.append(Candidate(label, sb, sf, note=f"sparse: {selected} selected tokens"))
     else:
-        full, w = _window(ctx, lines)
-        if full:
-            cands.append(Candidate(label, bytes_, flops))
-        if w is not None:
-            sk_w = min(pc.sk, pc.sq + rows * (w - 1))
-            pairs_w = min(pairs, pc.sq * w)
-            wb, wf = _bytes_flops(h, pc.sq, sk_w, pairs_w)
-            who = "requests" if pc.requests is not None else "sq (requests not recorded)"
-            lines.append(f"window {w}: sk ≤ min(sk, sq + {who}·(W−1)) = {sk_w:g}, pairs ≤ "
-                         f"min(pairs, sq·W) = {pairs_w:g} per call, upper bounds from the "
-                         f"aggregates: bytes {wb:.6g}, flops {wf:.6g}")
-            cands.append(Candidate(f"{label} (window {w})", wb, wf,
-                                   note=f"sliding window {w}, upper bound"))
+        cands += _aggregate_kinds(ctx, h, pc, pairs, label, lines)
     if not decode:
         lines.append("regime group only: in a mixed step a unified kernel's generation-group "
                      "work is not in the prefill aggregates (under-counts that part)")
@@ -560,7 +851,7 @@ def _aggregate_estimate(ctx: OpContext, rec: _Recorded | None, pc: _PerCall,
         model=f"{kind} from the step aggregates: bytes=sq·H_Q·(d_qk+d_v)+sk·KV/token, "
               "flops=2·H_Q·(d_qk+d_v)·(sq·sk − (sq²−sq)/2)",
         candidates=tuple(cands),
-        compute_dtype=_compute_dtype(h, decode),
+        compute_dtype=_compute_dtype(ctx, h.q_dtype, h.kv_dtype, lines),  # before assumptions
         per="logical_op",
         unit="attention layer",
         assumptions=tuple(lines),
@@ -597,14 +888,13 @@ def _config_estimate(ctx: OpContext, rec: _Recorded | None, lines: list[str],
         cw = _ConfigWork(n_q, n_kv, hd, ctx.nbytes(ctx.kv_dtype),
                          ctx.nbytes(ctx.activation_dtype), ctx.kv_dtype, ctx.activation_dtype)
     prior: str | None = None
-    full, w = (True, None) if selected is not None else _window(ctx, assumptions)
+    plan = _FULL_ONLY if selected is not None else _layer_plan(ctx, assumptions)
     if ctx.regime == "decode":
-        name, cands = _config_decode(ctx, rec, cw, full, w, selected, assumptions)
-        compute_dt = cw.kv_dt if cw.kv >= 2 else cw.a_dt
+        name, cands = _config_decode(ctx, rec, cw, plan, selected, assumptions)
     else:
-        name, cands = _config_prefill(ctx, cw, full, w, selected, assumptions)
-        compute_dt = cw.a_dt
+        name, cands = _config_prefill(ctx, cw, plan, selected, assumptions)
         prior = "attn_prefill"
+    compute_dt = _compute_dtype(ctx, cw.a_dt, cw.kv_dt, assumptions)
     return OpEstimate(
         model=name,
         candidates=tuple(cands),
@@ -616,8 +906,8 @@ def _config_estimate(ctx: OpContext, rec: _Recorded | None, lines: list[str],
     )
 
 
-def _config_decode(ctx: OpContext, rec: _Recorded | None, cw: _ConfigWork, full: bool,
-                   w: int | None, selected: int | None,
+def _config_decode(ctx: OpContext, rec: _Recorded | None, cw: _ConfigWork, plan: _Plan,
+                   selected: int | None,
                    assumptions: list[str]) -> tuple[str, list[Candidate]]:
     """Paged decode from the workload: every sequence streams its KV at isl + osl/2."""
     wl = ctx.workload
@@ -663,20 +953,20 @@ def _config_decode(ctx: OpContext, rec: _Recorded | None, cw: _ConfigWork, full:
         name = "paged decode: batch·seq·n_kv·hd·2·kv_bytes"
     if selected is not None:
         name = "sparse " + name.replace("seq", "selected")
-    cands: list[Candidate] = []
-    if full:
-        cands.append(Candidate("kv-stream", *work(seq)))
-    if w is not None:
-        b_w, f_w = work(min(seq, float(w)))
-        assumptions.append(f"window {w}: seq_len capped at min(seq_len, {w}): bytes "
-                           f"{b_w:.6g}")
-        cands.append(Candidate(f"kv-stream (window {w})", b_w, f_w,
-                               note=f"sliding window {w}"))
+    for s in plan.spans:
+        if s.span is not None:
+            assumptions.append(
+                f"{s.kind} layers: seq_len capped at min(seq_len, {s.span}) = "
+                f"{min(seq, float(s.span)):g}"
+                + (" (an upper bound: a request at position p sees p mod C + 1 keys)"
+                   if s.kind == "chunked" else ""))
+    cands = _plan_candidates(
+        plan, "kv-stream",
+        lambda s: work(seq if s.span is None else min(seq, float(s.span))), assumptions)
     return name, cands
 
 
-def _config_prefill(ctx: OpContext, cw: _ConfigWork, full: bool, w: int | None,
-                    selected: int | None,
+def _config_prefill(ctx: OpContext, cw: _ConfigWork, plan: _Plan, selected: int | None,
                     assumptions: list[str]) -> tuple[str, list[Candidate]]:
     """Causal prefill of one chunk: Q, O, K and V once; half the context per query."""
     n_q, n_kv, hd = cw.n_q, cw.n_kv, cw.hd
@@ -694,15 +984,15 @@ def _config_prefill(ctx: OpContext, cw: _ConfigWork, full: bool, w: int | None,
     ]
     name = ("causal prefill: flops=4·n_q·hd·T·T/2, bytes=Q+O+K+V" if selected is None
             else "sparse causal prefill: flops=4·n_q·hd·T·selected, bytes=Q+O+K+V")
-    cands: list[Candidate] = []
-    if full:
-        cands.append(Candidate("qkvo", bytes_, flops))
-    if w is not None:
-        f_w = 2.0 * 2.0 * n_q * hd * tokens * min(ctx_avg, float(w))
-        assumptions.append(f"window {w}: at most {w} keys per query: flops {f_w:.6g}")
-        cands.append(Candidate(f"qkvo (window {w})", bytes_, f_w,
-                               note=f"sliding window {w}"))
-    return name, cands
+    def work(s: _Span) -> tuple[float, float]:
+        if s.span is None:
+            return bytes_, flops
+        return bytes_, 2.0 * 2.0 * n_q * hd * tokens * min(keys, float(s.span))
+
+    for s in plan.spans:
+        if s.span is not None:
+            assumptions.append(f"{s.kind} layers: at most {s.span} keys per query")
+    return name, _plan_candidates(plan, "qkvo", work, assumptions)
 
 
 def estimate(ctx: OpContext) -> OpEstimate:

@@ -19,7 +19,12 @@ from roofline_tui.core.dtypes import canonical_dtype
 from roofline_tui.core.inputs import StepAggregates, TopN, Workload
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.operands import OpRoles, roles_of
+from roofline_tui.core.parallelism import TensorParallel
+from roofline_tui.core.precision import Device
 from roofline_tui.core.topn_ext import Instance
+
+# the torch importer's per-entry note on launches replayed from a graph (importers.torch_trace)
+_REPLAYED = "replayed from a CUDA/HIP graph"
 
 # Which memory roof a kernel's bytes cross: device HBM, or the host link (PCIe / C2C) for
 # host<->device copies.
@@ -45,12 +50,25 @@ class Candidate(NamedTuple):
     reportable: bool = True
 
 
+# The roof a prior's value was set against: the HBM pin rate (a memory-bound class), a measured
+# compute ceiling (what a real matmul reaches; the spec's peaks are microbenchmarks, §8.2) or a
+# data sheet's compute figure.
+PriorRoof = Literal["hbm", "measured ceiling", "data sheet"]
+
+
 class Prior(NamedTuple):
-    """One ``target_eff`` prior (spec §7): its calibration key, value and why."""
+    """One ``target_eff`` prior (spec §7): its calibration key, value and why, and the roof the
+    value was set against (``roof``). A compute prior set against a data sheet carries its value
+    on a measured ceiling (``on_measured``) and the arithmetic behind it, citing the kernel that
+    reaches that rate (``rebase_why``): the engine uses it when the verdict's roof is the
+    measured ceiling, since the same fraction of a lower roof is a lower rate."""
 
     key: str
     value: float
     why: str
+    roof: PriorRoof = "measured ceiling"
+    on_measured: float | None = None
+    rebase_why: str = ""
 
 
 class OpEstimate(NamedTuple):
@@ -94,14 +112,70 @@ class OpContext(NamedTuple):
     # a model that decides from the other entries: MoE reads which sibling kernel runs which
     # stage of the layer. None: the entry is modelled alone.
     topn: TopN | None = None
+    # The dtypes the device has matrix-core roofs for (its peak table's), which the
+    # compute-precision rule (core.precision) checks a compute dtype against. None: unknown.
+    device: Device | None = None
+    # What the run says about tensor parallelism, and its evidence (core.parallelism); the size
+    # the models divide by is ``workload.tp`` (set from it when env_report is silent).
+    parallel: TensorParallel | None = None
 
     def nbytes(self, dtype: str) -> float:
         return self.dtype_bytes.get(dtype, 2.0)
 
+    def tensor_parallel(self, what: str) -> tuple[int, str]:
+        """(TP, its evidence) for a per-rank figure taken from the config. Raises
+        :class:`OpModelUnavailable` when the run is sharded by an unknown number of ranks."""
+        tp = self.workload.tp
+        par = self.parallel
+        if tp is None and par is not None and par.size is None:
+            raise OpModelUnavailable(
+                f"{what} divides the config by TP, and {par.evidence}; env_report "
+                "workload.tp, the trace's distributedInfo or a recorded shard shape would "
+                "settle it")
+        if tp is None:
+            return 1, ""
+        return tp, (par.evidence if par is not None and par.size == tp
+                    else "env_report workload.tp")
+
     def require_model(self, what: str) -> ModelShape:
+        """The model config, or raise. In a trace that is not a serving run (training, a CNN:
+        no regime) a config.json would describe no layer of it, so the reason names what is
+        missing instead: the kernel's own recorded shapes."""
         if self.model is None:
-            raise OpModelUnavailable(f"no model config.json found; {what} needs it")
+            if self.serving_run() or self.shapes or self.instance is not None:
+                raise OpModelUnavailable(f"no model config.json found; {what} needs it")
+            raise OpModelUnavailable(
+                f"{what}: {self.why_no_shapes()}; the trace is not a serving run (no regime: "
+                "the profile notes say why), so no model config.json would size it")
         return self.model
+
+    def serving_run(self) -> bool:
+        """False when the trace's own evidence says it is not a serving run (the Top-N
+        extension's regime is null: training, a CNN); True otherwise (unknown included)."""
+        ext = self.topn.ext if self.topn is not None else None
+        return ext is None or ext.regime is None or ext.regime.regime is not None
+
+    def why_no_shapes(self) -> str:
+        """Why this kernel's launches carry no shapes, from the Top-N's own accounting, and
+        what would give them."""
+        topn = self.topn
+        if topn is None or topn.ext is None:
+            return "the Top-N records none for it"
+        row = next((e for e in topn.entries if e.name == self.name), None)
+        if row is not None and any(_REPLAYED in n for n in row.input_notes):
+            return ("its launches were replayed from a CUDA/HIP graph, which has no launching "
+                    "op in this trace; a graph-capture trace of the run gives them (--capture)")
+        if not any(i.op for e in topn.entries if e.ext is not None for i in e.ext.instances):
+            return ("no kernel of the trace has a launching op, so none has shapes (a GPU-only "
+                    "trace: no cpu_op events; one recorded with the CPU activity and "
+                    "record_shapes=True gives them)")
+        replay = topn.graph_replay
+        if replay is not None and replay.graph_launches:
+            return ("its launches have no launching op in this trace, which replays CUDA/HIP "
+                    "graphs; a graph-capture trace of the run gives the replayed kernels' ops "
+                    "(--capture)")
+        return ("its launches have no launching op that records shapes (launched outside any "
+                "cpu_op with Input Dims); record_shapes=True on the ops around it gives them")
 
     def require_tokens(self, what: str) -> int:
         if not self.tokens:

@@ -58,7 +58,7 @@ from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {
     "elementwise": Prior("elementwise", 0.875, "elementwise / norm / quant: pure streaming, "
-                                               "0.85–0.90 (spec §7); midpoint used"),
+                                               "0.85–0.90 (spec §7); midpoint used", roof="hbm"),
 }
 
 # FLOPs per element: small, so these kernels sit far left of every ridge.

@@ -6,8 +6,13 @@ Two ways in. With a recorded instance (``OpContext.instance``) the operands are 
 argument or, when the op allocates it, the output ``output_dims`` sizes. A bias is read once
 at its own size, every scale tensor at its own size and dtype, and each operand at its own
 dtype: the compute dtype follows the pair (fp8×fp8 → fp8, int8×int8 → int8, fp4×fp4 → fp4,
-bf16 × fp4 weight → bf16 with fp4 weight bytes). Without an instance (an upstream Top-N), the
-shape sets are read positionally as before (:func:`gemm_dims`).
+bf16 × fp4 weight → bf16 with fp4 weight bytes), by the one rule of ``core.precision``, which
+also checks the device has matrix cores for it. Without an instance (an upstream Top-N), the
+shape sets are read positionally (:func:`gemm_dims`) and the recorded ``dtypes`` as a set,
+never by position: which operand has which dtype comes from the kernel name, the set, the
+quantization config and the model's dtypes (``core.precision``), and is stated; a packed fp4
+operand counts the logical K, and the shape set's further tensors are read as block scales at
+their format's scale dtype.
 
 Packed fp4. A ``Float4_e2m1fn_x2`` operand, or a ``uint8``/``int8`` one that is fp4 by some
 other evidence, holds two values per recorded element, so its recorded K axis is K/2. An 8-bit
@@ -23,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.operands import OpRoles, output_dims
@@ -40,13 +46,53 @@ from roofline_tui.core.opmodels.base import (
     numel,
     recorded_dtype,
 )
+from roofline_tui.core.precision import Precision, decide
 from roofline_tui.core.topn_ext import Instance
 
 PRIORS: Mapping[str, Prior] = {
-    "gemm": Prior("gemm", 0.90, "dense GEMM: regular, dense compute (spec §7 prior)"),
+    # the spec's peaks are microbenchmark results (§8.2): 0.90 of what a real matmul reaches
+    "gemm": Prior("gemm", 0.90, "dense GEMM: regular, dense compute (spec §7 prior)",
+                  roof="measured ceiling"),
 }
 # A GEMM takes a norm or quant prologue, and an act-and-mul epilogue when unfused.
 ADJACENT_OPS = ("quant", "norm", "act_and_mul")
+
+
+class _Located(NamedTuple):
+    """A and B in one shape set: ``(M, N, K)`` with K as A records it, B's layout, the two
+    tensors' positions, and ``half``: B's recorded K is half of A's (a packed fp4 B)."""
+
+    m: int
+    n: int
+    k: int
+    kn: bool
+    ia: int
+    ib: int
+    half: bool = False
+
+
+def _locate(shape_set: list[list[int]], half_ok: bool = False) -> _Located | None:
+    """A (the first operand with ≥2 dims, leading dims folded into M) and B (the next 2-D
+    operand sharing A's K on either axis; with ``half_ok``, failing that, half of A's K)."""
+    dims = [(i, d) for i, d in enumerate(shape_set) if len(d) >= 2]
+    if len(dims) < 2:
+        return None
+    ia, a = dims[0]
+    k = a[-1]
+    for ratio in (1, 2) if half_ok else (1,):
+        for ib, b in dims[1:]:
+            if len(b) != 2:
+                continue
+            if b[0] * ratio == k:
+                return _Located(numel(a[:-1]), b[1], k, True, ia, ib, ratio == 2)
+            if b[1] * ratio == k:
+                return _Located(numel(a[:-1]), b[0], k, False, ia, ib, ratio == 2)
+            if len(a) == 2 and ratio == 1:  # activation given transposed ([K, M])
+                if b[0] == a[0]:
+                    return _Located(a[1], b[1], a[0], True, ia, ib)
+                if b[1] == a[0]:
+                    return _Located(a[1], b[0], a[0], False, ia, ib)
+    return None
 
 
 def gemm_dims(shape_set: list[list[int]]) -> tuple[int, int, int, bool] | None:
@@ -55,24 +101,8 @@ def gemm_dims(shape_set: list[list[int]]) -> tuple[int, int, int, bool] | None:
     The activation is the first operand with ≥2 dims (leading dims fold into M); the weight is
     the next 2-D operand that shares the activation's K on either axis.
     """
-    dims = [d for d in shape_set if len(d) >= 2]
-    if len(dims) < 2:
-        return None
-    a = dims[0]
-    for b in dims[1:]:
-        if len(b) != 2:
-            continue
-        k = a[-1]
-        if b[0] == k:
-            return numel(a[:-1]), b[1], k, True
-        if b[1] == k:
-            return numel(a[:-1]), b[0], k, False
-        if len(a) == 2:  # activation given transposed ([K, M])
-            if b[0] == a[0]:
-                return a[1], b[1], a[0], True
-            if b[1] == a[0]:
-                return a[1], b[0], a[0], False
-    return None
+    found = _locate(shape_set)
+    return None if found is None else (found.m, found.n, found.k, found.kn)
 
 
 def estimate(ctx: OpContext) -> OpEstimate:
@@ -84,55 +114,150 @@ def estimate(ctx: OpContext) -> OpEstimate:
     return _positional(ctx, f"{est}; the instance's input/weight shapes read positionally")
 
 
+def _names(ctx: OpContext) -> list[str]:
+    return [ctx.name] + ([ctx.instance.op] if ctx.instance is not None and ctx.instance.op
+                         else [])
+
+
+def _dense_weight(ctx: OpContext) -> str:
+    """The dense (non-expert) weight dtype the config gives, else the context's."""
+    if ctx.model is not None and ctx.model.dense_weight_dtype:
+        return ctx.model.dense_weight_dtype
+    return ctx.weight_dtype
+
+
+def _set_precision(ctx: OpContext) -> Precision:
+    """The compute-precision rule on an upstream entry: the kernel name, the recorded dtypes
+    read as a set, the quantization config, the model's dtypes and the device."""
+    return decide(names=_names(ctx), recorded=ctx.dtypes,
+                  quant=ctx.model.quantization if ctx.model is not None else None,
+                  model_a=ctx.activation_dtype, model_b=_dense_weight(ctx),
+                  model_from=("config.json" if ctx.model is not None
+                              else "env_report model_dtype or the bf16 default, no config.json"),
+                  device=ctx.device)
+
+
 def _positional(ctx: OpContext, why: str | None = None) -> OpEstimate:
-    """The upstream path: shapes and dtypes by position (no roles recorded)."""
+    """The upstream path: shapes by position, the recorded dtypes read as a set (never by
+    position), the compute dtype from :func:`core.precision.decide`."""
     if not ctx.shapes:
         raise OpModelUnavailable(
-            "GEMM launch has no recorded shapes (graph-replayed), and a dense GEMM cannot be tied "
-            "to one projection from config.json alone; stage-B captured shapes would model it"
-        )
-    found: list[tuple[int, int, int, bool]] = []
-    for shape_set in ctx.shapes:
-        dims = gemm_dims(shape_set)
-        if dims and all(dims[:3]):
-            found.append(dims)
+            f"GEMM launch has no recorded shapes: {ctx.why_no_shapes()}"
+            + ("; a dense GEMM cannot be tied to one projection from config.json alone"
+               if ctx.model is not None else "")
+            + "; stage-B captured shapes would also model it")
+    prec = _set_precision(ctx)
+    half_ok = prec.b == "fp4" and prec.a != "fp4"
+    found = [(s, loc) for s in ctx.shapes
+             if (loc := _locate(s, half_ok)) is not None and loc.m and loc.n and loc.k]
     if not found:
         raise OpModelUnavailable(
             f"no operand pair with a shared K in the recorded shapes {ctx.shapes[:2]}"
+            + (f"; {prec.evidence}" if prec.compute is None else "")
         )
+    if prec.compute is None or prec.a is None or prec.b is None:
+        raise OpModelUnavailable(prec.evidence)
     assumptions: list[str] = [why] if why else []
     # With several distinct shapes, take the one closest to this regime's token count.
     if ctx.tokens and len(found) > 1:
         tokens = ctx.tokens
-        m, n, k, kn = min(found, key=lambda d: abs(d[0] - tokens))
+        shape_set, loc = min(found, key=lambda f: abs(f[1].m - tokens))
         assumptions.append(
             f"{len(found)} shapes recorded; used the one with M closest to {ctx.regime} M="
             f"{ctx.tokens} ({ctx.tokens_source})"
         )
     else:
-        m, n, k, kn = found[0]
+        shape_set, loc = found[0]
         if len(found) > 1:
             assumptions.append(f"{len(found)} shapes recorded; used the first")
-    a_dt = ctx.dtypes[0] if ctx.dtypes else ctx.activation_dtype
-    w_dt = ctx.dtypes[1] if len(ctx.dtypes) > 1 else (ctx.dtypes[0] if ctx.dtypes else ctx.weight_dtype)
-    out_dt = ctx.activation_dtype if ctx.nbytes(a_dt) < 2 else a_dt
-    a, w, c = ctx.nbytes(a_dt), ctx.nbytes(w_dt), ctx.nbytes(out_dt)
+    assumptions.append(prec.evidence)
+    return _positional_estimate(ctx, prec, shape_set, loc, assumptions)
+
+
+def _logical_k(prec: Precision, loc: _Located) -> tuple[int, str]:
+    """K counted in values, not recorded bytes: a packed fp4 operand holds two per element."""
+    if prec.a == "fp4" and prec.b == "fp4":
+        return 2 * loc.k, (f"A and B are packed fp4 (two values per recorded element): K = 2 × "
+                           f"the recorded {loc.k}")
+    if loc.half:
+        return loc.k, (f"B is packed fp4: its recorded K axis is half of A's {loc.k} (two "
+                       "values per element)")
+    return loc.k, ""
+
+
+def _positional_estimate(ctx: OpContext, prec: Precision, shape_set: list[list[int]],
+                         loc: _Located, notes: list[str]) -> OpEstimate:
+    a_dt, b_dt = prec.a or ctx.activation_dtype, prec.b or ctx.weight_dtype
+    m, n = loc.m, loc.n
+    k, k_note = _logical_k(prec, loc)
+    if k_note:
+        notes.append(k_note)
+    extras = [d for j, d in enumerate(shape_set) if j not in (loc.ia, loc.ib)]
+    scale_bytes = _positional_scales(ctx, prec, extras, m * k, n * k, notes)
+    out_dt, out_why = _positional_out(ctx, prec, a_dt)
+    a, w, c = ctx.nbytes(a_dt), ctx.nbytes(b_dt), ctx.nbytes(out_dt)
     flops = 2.0 * m * n * k
-    bytes_ = m * k * a + k * n * w + m * n * c
-    compute_dt = a_dt if ctx.nbytes(a_dt) >= ctx.nbytes(w_dt) else w_dt
-    if ctx.nbytes(a_dt) < 2 and ctx.nbytes(w_dt) < 2:
-        compute_dt = w_dt
-    assumptions.append(
-        f"M={m} N={n} K={k} (B stored {'[K,N]' if kn else '[N,K]'}); A {a_dt} {a:g} B, "
-        f"B {w_dt} {w:g} B, C {out_dt} {c:g} B; each operand read/written once"
+    bytes_ = m * k * a + k * n * w + m * n * c + scale_bytes
+    notes.append(
+        f"M={m} N={n} K={k} (B stored {'[K,N]' if loc.kn else '[N,K]'}); A {a_dt} {a:g} B, "
+        f"B {b_dt} {w:g} B, C {out_dt} {c:g} B ({out_why}); each operand read/written once; "
+        f"flops = 2·M·N·K; compute dtype {prec.compute}"
     )
     return OpEstimate(
-        model="dense GEMM: flops=2MNK, bytes=MK·a+KN·w+MN·c",
+        model="dense GEMM: flops=2MNK, bytes=MK·a+KN·w+MN·c (+scales)",
         candidates=(Candidate("A+B+C", bytes_, flops),),
-        compute_dtype=compute_dt,
+        compute_dtype=prec.compute or a_dt,
         per="launch",
-        assumptions=tuple(assumptions),
+        assumptions=tuple(notes),
     )
+
+
+def _positional_out(ctx: OpContext, prec: Precision, a_dt: str) -> tuple[str, str]:
+    """C's dtype: the one the name states, else the 16-bit float the recorded set holds beside
+    quantized operands, else A's when A is 16-bit or wider, else the model's activation dtype
+    (an fp32 left over is a bias, scale or accumulator as often as the output: not taken)."""
+    if prec.out is not None:
+        return prec.out, "the output type the kernel name states"
+    left = [d for d in prec.rest if d in ("bf16", "fp16")]
+    if len(left) == 1:
+        return left[0], f"the recorded {left[0]} the operands leave over"
+    if ctx.nbytes(a_dt) >= 2:
+        return a_dt, "A's dtype: the op writes its input's dtype"
+    return ctx.activation_dtype, ("the output dtype is not recorded; the model's activation "
+                                  "dtype is assumed")
+
+
+def _positional_scales(ctx: OpContext, prec: Precision, extras: list[list[int]],
+                       a_elems: int, b_elems: int, notes: list[str]) -> float:
+    """The block-scale bytes of a quantized GEMM read positionally: the shape set's further
+    tensors at the scale dtype of the operands' format (NVFP4: fp8 per 16 values and an fp32
+    tensor scale; MX fp4: one e8m0 byte per 32; fp8/int8: the recorded fp32), or, with no
+    further tensor, the scales a packed fp4 format implies."""
+    a_dt, b_dt = prec.a or "", prec.b or ""
+    if ctx.nbytes(a_dt) >= 2 and ctx.nbytes(b_dt) >= 2:
+        return 0.0
+    fp4 = "fp4" in (a_dt, b_dt)
+    nv = fp4 and ("fp8" in prec.rest or any(t and _NV_NAME.search(t) for t in _names(ctx)))
+    if not extras:
+        packed = [e for d, e in ((a_dt, a_elems), (b_dt, b_elems)) if d == "fp4"]
+        return _implied_scale_bytes(nv, packed, notes) if packed else 0.0
+    total = 0.0
+    shown: list[str] = []
+    for dims in extras:
+        elems = numel(dims) if dims else 1
+        if nv:
+            dt = "fp8" if elems > 1 else "fp32"
+        elif fp4:
+            dt = "uint8"  # e8m0
+        else:
+            dt = "fp32" if "fp32" in prec.rest or len(prec.rest) != 1 else prec.rest[0]
+        total += elems * ctx.nbytes(dt)
+        shown.append(f"{dims} {dt}")
+    kind = ("NVFP4: fp8 block scales, an fp32 tensor scale" if nv else
+            "MX: e8m0 block scales" if fp4 else "the recorded scale dtype")
+    notes.append(f"further tensors in the shape set read once as scales ({kind}): "
+                 f"{', '.join(shown)} = {total:g} B")
+    return total
 
 
 # ------------------------------------------------------------------------ from operand roles
@@ -397,10 +522,14 @@ def _implied_scales(ctx: OpContext, inst: Instance, args: list[_Arg], extra: lis
                      "sizes")
         return 0.0
     nv = any(t and _NV_NAME.search(t) for t in (inst.op, ctx.name))
+    return _implied_scale_bytes(nv, [o.logical_elems for o in packed], notes)
+
+
+def _implied_scale_bytes(nv: bool, logical_elems: list[int], notes: list[str]) -> float:
+    """The block scales packed fp4 operands carry when none is recorded: NVFP4 one fp8 byte per
+    16 values plus a 4 B fp32 tensor scale, MX one e8m0 byte per 32 values, per operand."""
     group = NV_GROUP if nv else MX_GROUP
-    total = 0.0
-    for o in packed:
-        total += o.logical_elems / group * 1.0 + (4.0 if nv else 0.0)
+    total = sum(e / group * 1.0 + (4.0 if nv else 0.0) for e in logical_elems)
     notes.append(f"no scale tensor recorded: {'NVFP4' if nv else 'MX'} block scales implied, one "
                  f"{'fp8' if nv else 'e8m0'} byte per {group} fp4 values"
                  + (" plus a 4 B fp32 tensor scale" if nv else "") + f" ({total:g} B)")
@@ -408,15 +537,16 @@ def _implied_scales(ctx: OpContext, inst: Instance, args: list[_Arg], extra: lis
 
 
 def _compute_dtype(ctx: OpContext, a_dt: str, b_dt: str, notes: list[str]) -> str:
-    """The MMA dtype for an A × B pair: equal dtypes run in it; a mixed pair runs at the wider
-    one (a weight-only quantised GEMM dequantises its weight into the activation's dtype)."""
-    a8 = "int8" if a_dt in _BYTE_TYPES else a_dt
-    b8 = "int8" if b_dt in _BYTE_TYPES else b_dt
-    if a8 == b8:
-        return a8
-    wide = a8 if ctx.nbytes(a8) >= ctx.nbytes(b8) else b8
-    notes.append(f"mixed {a_dt} × {b_dt}: the MMA runs at the wider {wide}")
-    return wide
+    """The MMA dtype for the recorded A × B pair, by the one compute-precision rule
+    (:func:`core.precision.decide`): equal dtypes run in it, a mixed pair at the wider one (a
+    weight-only GEMM dequantises its weight into the activation's dtype), and only in a dtype
+    the device has matrix cores for."""
+    prec = decide(roles=(a_dt, b_dt), roles_from="the operands' recorded types (by role)",
+                  model_a=ctx.activation_dtype, device=ctx.device)
+    notes.append(prec.evidence)
+    if prec.compute is None:
+        raise OpModelUnavailable(prec.evidence)
+    return prec.compute
 
 
 def levers(lc: LeverContext) -> list[str]:

@@ -50,10 +50,12 @@ from roofline_tui.core.opmodels.base import (
     fuse_adjacent,
     lower_precision_weights,
 )
+from roofline_tui.core.precision import decide
 
 PRIORS: Mapping[str, Prior] = {
     "moe": Prior("moe", 0.90,
-                 "MoE / grouped GEMM: decode weight streaming is essentially a memcpy (spec §7)"),
+                 "MoE / grouped GEMM: decode weight streaming is essentially a memcpy (spec §7)",
+                 roof="hbm"),
 }
 # An MoE layer's act-and-mul sits between its two GEMMs, its activation quant before them.
 ADJACENT_OPS = ("act_and_mul", "quant", "routing")
@@ -71,6 +73,18 @@ _STREAMS_ALL_RE = lazy_compile(r"dense_?moe|moe_?dense|all_?experts", re.IGNOREC
 # torch-inductor pointwise / reduction kernels (``triton_poi_fused_constant_pad_nd_moe_forward_0``
 # pads the MoE input) are never an expert GEMM, whatever fused op their name carries.
 _NOT_A_GEMM_RE = lazy_compile(r"^triton_(?:poi|red|per)_", re.IGNORECASE)
+# The MoE layer's helper kernels: routing (trtllm-gen ``routingMainKernel``,
+# ``routingIndicesClusterKernel``; vLLM ``moe_align_block_size``, ``topk_softmax``), token
+# permutation and the finalize / combine reduction (``finalizeKernel``, ``moe_sum``). They run
+# once per MoE layer like the expert GEMMs, often from the same launching op, but are neither
+# stage: they are no sibling. A name with a GEMM word (``bmm_``, ``gemm``, ``matmul``) is never
+# one of them, whatever else it says.
+_MOE_HELPER_RE = lazy_compile(
+    r"routing|finali[sz]e|moe_?align|top_?k|moe_?sort|count_and_sort|moe_?sum|permute|"
+    r"expand_?input|histogram|prepare_?moe|expert_?map|arg_?sort|shuffle_?rows|"
+    r"ep_?(?:scatter|gather)|moe_?(?:scatter|gather)|combine", re.IGNORECASE)
+_GEMM_WORD_RE = lazy_compile(r"gemm|matmul|\bbmm|bmm_|_mm_|fused_moe_kernel|ck_moe|fmoe",
+                             re.IGNORECASE)
 _NVFP4_RE = lazy_compile(r"nvfp4|nv_?fp4", re.IGNORECASE)
 _MX_RE = lazy_compile(r"mx_?fp[46]|mxf[46]", re.IGNORECASE)
 
@@ -134,12 +148,13 @@ def _geometry(ctx: OpContext, stage2: bool | None = None) -> tuple[Geometry, lis
     read a recorded weight (``w2 [E, H, I]`` or ``w1 [E, 2I, H]``), by default from the name."""
     notes: list[str] = []
     model: ModelShape | None = ctx.model
-    tp = ctx.workload.tp or 1
     if model is not None and model.num_experts and model.top_k and model.moe_intermediate_size:
         inter = model.moe_intermediate_size
+        tp, why = ctx.tensor_parallel("the MoE model's per-rank expert width")
         if tp > 1:
             inter = max(1, inter // tp)
-            notes.append(f"TP={tp}: expert intermediate sharded to {inter} per rank")
+            notes.append(f"TP={tp}: expert intermediate sharded to {inter} per rank"
+                         + (f" ({why})" if why else ""))
         return Geometry(model.num_experts, model.hidden_size, inter, model.top_k,
                         "config.json"), notes
     weights = _weights(ctx)
@@ -229,9 +244,26 @@ def _same_launches(a: float, b: float) -> bool:
 
 
 def _ops_of(entry: TopNEntry | None) -> frozenset[str]:
+    """The launching ops recorded for the entry: the ``cpu_op`` that launched it, or for a
+    graph-replayed kernel the op that launched it while the graph was captured."""
     if entry is None or entry.ext is None:
         return frozenset()
     return frozenset(i.op for i in entry.ext.instances if i.op)
+
+
+def _captured(entry: TopNEntry | None, op: str) -> bool:
+    """Whether the entry's launches by ``op`` were attributed from a graph-capture trace."""
+    return entry is not None and entry.ext is not None and any(
+        i.op == op and i.source == "capture" for i in entry.ext.instances)
+
+
+def moe_helper(name: str) -> str | None:
+    """The word that makes ``name`` one of the MoE layer's routing / permute / finalize
+    kernels (:data:`_MOE_HELPER_RE`), or None: an expert GEMM, or not MoE at all."""
+    if _GEMM_WORD_RE.search(name):
+        return None
+    said = _MOE_HELPER_RE.search(name)
+    return said.group(0) if said else None
 
 
 class Sibling(NamedTuple):
@@ -243,11 +275,13 @@ class Sibling(NamedTuple):
 
 
 class _Family(NamedTuple):
-    """This kernel's row, its launches per step and its MoE siblings in the Top-N."""
+    """This kernel's row, its launches per step and its MoE siblings in the Top-N; ``helpers``:
+    the same-count routing / finalize kernels left out of the family (short name, the word)."""
 
     row: TopNEntry | None
     launches: float | None
     siblings: tuple[Sibling, ...]
+    helpers: tuple[tuple[str, str], ...] = ()
 
 
 class _Index:
@@ -263,7 +297,8 @@ class _Index:
                          if (lps := launches_per_step(e, regime, topn)))
         self._keys = [k for k, _ in counted]
         self._rows = [topn.entries[i] for _, i in counted]
-        self._moe: dict[tuple[int, bool], bool] = {}
+        self._moe: dict[tuple[int, bool | None], bool] = {}
+        self._helper: dict[int, str | None] = {}
         self.by_name: dict[str, TopNEntry] = {}
         for e in topn.entries:
             self.by_name.setdefault(e.name, e)
@@ -276,13 +311,24 @@ class _Index:
     def row(self, i: int) -> TopNEntry:
         return self._rows[i]
 
-    def is_moe(self, i: int, experts: bool) -> bool:
+    def is_moe(self, i: int, experts: bool | None) -> bool:
+        """Whether row ``i`` is an MoE kernel of any kind (expert GEMM or helper), classified
+        as the engine classifies it: with its launching ops and module paths as evidence."""
         key = (i, experts)
         if key not in self._moe:
             e = self._rows[i]
+            ops = [t for x in (e.ext.instances if e.ext is not None else [])
+                   for t in (x.op, x.module) if t]
             self._moe[key] = not _NOT_A_GEMM_RE.search(e.name) and classify(
-                e.name, e.classification, e.shapes, has_experts=experts).op_class == "moe"
+                e.name, e.classification, e.shapes, has_experts=experts,
+                ops=ops).op_class == "moe"
         return self._moe[key]
+
+    def helper(self, i: int) -> str | None:
+        """The routing / finalize word in row ``i``'s name (:func:`moe_helper`), else None."""
+        if i not in self._helper:
+            self._helper[i] = moe_helper(self._rows[i].name)
+        return self._helper[i]
 
 
 # The indexes of the four most recent (Top-N, regime) pairs, each held with its Top-N so the
@@ -314,18 +360,24 @@ def _family(ctx: OpContext, geo: Geometry | None) -> _Family:
     lps = launches_per_step(row, ctx.regime, topn) if row is not None else None
     if lps is None:
         return _Family(row, None, ())
-    experts = bool(ctx.model is not None and ctx.model.num_experts)
+    # as the engine asks: None when no config.json says whether the model has experts
+    experts = bool(ctx.model.num_experts) if ctx.model is not None else None
     out: list[Sibling] = []
+    helpers: list[tuple[str, str]] = []
     for i in idx.same_count(lps):
         e = idx.row(i)
         if e.name == ctx.name or not idx.is_moe(i, experts):
+            continue
+        word = idx.helper(i)
+        if word is not None:  # routing / finalize: the same count, but neither stage
+            helpers.append((e.short_name, word))
             continue
         ops = _ops_of(e)
         out.append(Sibling(e.short_name, moe_stage(e.name, _weights_of(e.shapes), geo,
                                                    sorted(ops)), ops))
         if len(out) > _MAX_SIBLINGS:
             break
-    return _Family(row, lps, tuple(out))
+    return _Family(row, lps, tuple(out), tuple(helpers))
 
 
 def _other(stage: Stage) -> Literal["stage1", "stage2"]:
@@ -340,7 +392,9 @@ def _pair(siblings: Sequence[Sibling], ops: frozenset[str], *, weak_weights: boo
           ) -> tuple[Sibling | None, str | None]:
     """The one sibling that states a stage for a kernel with no word of its own, or why none:
     every same-count MoE sibling that has a stage states the same one, and no other same-count
-    MoE kernel is left unexplained. A shared launching op narrows an ambiguous family.
+    MoE kernel is left unexplained. The siblings launched by one of the kernel's own launching
+    ops (``ops``: the ``cpu_op``, or the op recorded at graph capture) are asked first — the
+    same op call launching both is the strongest sign of one layer — then the whole family.
     ``weak_weights``: the family launches twice per layer, where a sibling's single recorded
     weight does not make it a stage (its own analysis reads it as both stages), so it does not
     pair either."""
@@ -356,9 +410,10 @@ def _pair(siblings: Sequence[Sibling], ops: frozenset[str], *, weak_weights: boo
             return staged[0]
         return None
 
-    found = one(siblings)
-    if found is None and ops:
-        found = one([s for s in siblings if s.ops & ops])
+    by_op = [s for s in siblings if s.ops & ops]
+    found = one(by_op) if by_op else None
+    if found is None:
+        found = one(siblings)
     if found is not None:
         return found, None
     staged = [s for s in siblings if s.own.stage != "layer"]
@@ -379,6 +434,17 @@ def _twice_per_layer(lps: float | None, model: ModelShape | None) -> int | None:
     return layers if round(ratio) == 2 and abs(ratio - 2) <= 0.2 else None
 
 
+def _helpers_note(helpers: Sequence[tuple[str, str]]) -> list[str]:
+    """One note naming the same-count routing / finalize kernels left out of the family."""
+    if not helpers:
+        return []
+    named = ", ".join(f"`{short}` ('{word}')" for short, word in helpers[:3])
+    more = f" and {len(helpers) - 3} more" if len(helpers) > 3 else ""
+    return [f"Top-N: {len(helpers)} routing / finalize kernel{'s' if len(helpers) > 1 else ''} "
+            f"with the same launch count ({named}{more}) are the MoE layer's helpers, not an "
+            "expert GEMM, and are not read as its other stage"]
+
+
 def topn_stage(ctx: OpContext, geo: Geometry) -> tuple[StageInfo, list[str]]:
     """The kernel's MoE stage decided from the Top-N as a whole (``ctx.topn``), and notes.
 
@@ -386,7 +452,8 @@ def topn_stage(ctx: OpContext, geo: Geometry) -> tuple[StageInfo, list[str]]:
        or both expert weights recorded (a whole layer);
     2. else a sibling — an MoE kernel with the same launches per step in the regime — that is
        stage 1 (or 2) by its own evidence makes this kernel the layer's other stage, when no
-       other same-count MoE kernel is left unexplained (a shared launching op narrows it);
+       other same-count MoE kernel is left unexplained; the siblings sharing its launching (or
+       capture) op are asked first, and routing / finalize kernels are no sibling;
     3. else one name launched twice per MoE layer is one logical unit of both stages: the whole
        layer over its two launches (this overrides a single recorded weight, which is one of the
        two launches' operands);
@@ -399,6 +466,7 @@ def topn_stage(ctx: OpContext, geo: Geometry) -> tuple[StageInfo, list[str]]:
     own = moe_stage(ctx.name, _weights(ctx), geo, sorted(ops))
     notes: list[str] = []
     count = f"{fam.launches:g} launches/step in {ctx.regime}" if fam.launches else ""
+    helpers = _helpers_note(fam.helpers)
     if own.evidence in _OWN_WORD or (own.evidence == "weights" and own.stage == "layer"):
         if own.stage != "layer":
             if len(fam.siblings) == 1 and fam.siblings[0].own.evidence == "default":
@@ -406,13 +474,17 @@ def topn_stage(ctx: OpContext, geo: Geometry) -> tuple[StageInfo, list[str]]:
                     f"Top-N: its sibling `{fam.siblings[0].short_name}` (same {count}, MoE, no "
                     f"stage of its own) is read as stage {_num(_other(own.stage))} of the same "
                     "layer")
+                notes += helpers
         return own, notes
+    notes += helpers
     layers = _twice_per_layer(fam.launches, ctx.model)
     partner, why_not = _pair(fam.siblings, ops, weak_weights=layers is not None)
     if partner is not None:
         stage = _other(partner.own.stage)
         shared = sorted(partner.ops & ops)
-        via = f"; both launched by `{shared[0]}`" if shared else ""
+        via = (f"; both launched by `{shared[0]}`"
+               + (" (the op recorded at graph capture)" if _captured(fam.row, shared[0]) else "")
+               if shared else "")
         why = (f"the Top-N: its sibling `{partner.short_name}` (same {count}) is stage "
                f"{_num(partner.own.stage)} ({partner.own.why}), so this kernel is the layer's "
                f"stage {_num(stage)}{via}")
@@ -493,6 +565,26 @@ def _stage_work(ctx: OpContext, st: StageInfo, m: int, pairs: int, hidden: int, 
     return _StageWork(per_expert, activations, act_note, weights_note, name, unit)
 
 
+def _precision(ctx: OpContext) -> tuple[str, str, str]:
+    """(the expert weights' dtype, the compute dtype, the evidence) by the one compute-precision
+    rule (:func:`core.precision.decide`): the kernel name's operand types, else the config's
+    weight dtype and quantization config; the launching op's recorded dtypes speak for the
+    activations only (an MoE layer op need not take the expert weights as tensors). A mixed
+    pair runs at the wider operand: a bf16 × mxfp4 kernel computes in bf16."""
+    names = [ctx.name] + ([ctx.instance.op] if ctx.instance is not None and ctx.instance.op
+                          else [])
+    prec = decide(names=names, recorded=ctx.dtypes,
+                  quant=ctx.model.quantization if ctx.model is not None else None,
+                  model_a=ctx.activation_dtype, model_b=ctx.weight_dtype,
+                  model_from=("config.json" if ctx.model is not None
+                              else "env_report model_dtype or the bf16 default, no config.json"),
+                  device=ctx.device, weights_recorded=False)
+    if prec.compute is None:
+        raise OpModelUnavailable(f"MoE {prec.evidence}")
+    weight = prec.b if prec.b is not None and prec.b != "uint8" else ctx.weight_dtype
+    return weight, prec.compute, prec.evidence
+
+
 def estimate(ctx: OpContext) -> OpEstimate:
     geo, assumptions = _geometry(ctx)
     e, top_k, hidden, inter = geo.experts, geo.top_k, geo.hidden, geo.inter
@@ -510,8 +602,9 @@ def estimate(ctx: OpContext) -> OpEstimate:
     m = ctx.require_tokens("the MoE model")
     pairs = m * top_k
     hit = experts_hit(e, pairs)
-    w_elem = ctx.nbytes(ctx.weight_dtype)
-    scale, scale_note = block_scale_bytes(ctx.weight_dtype, ctx.name)
+    w_dt, compute_dt, precision_note = _precision(ctx)
+    w_elem = ctx.nbytes(w_dt)
+    scale, scale_note = block_scale_bytes(w_dt, ctx.name)
     w = w_elem + scale  # bytes per streamed weight element, its block scale included
     a = ctx.nbytes(ctx.activation_dtype)
     per_expert, activations, act_note, weights_note, name, unit = _stage_work(
@@ -525,8 +618,8 @@ def estimate(ctx: OpContext) -> OpEstimate:
         *stage_notes,
         f"M={m} tokens ({ctx.tokens_source}); pairs = M·top_k = {pairs}",
         f"experts_hit = E·(1−(1−1/E)^pairs) = {hit:.1f}/{e} (uniform routing)",
-        (f"{weights_note} at {ctx.weight_dtype} {w_elem:g} B + block scale {scale:g} B = "
-         f"{w:g} B/elem" if scale else f"{weights_note} at {ctx.weight_dtype} {w:g} B"),
+        (f"{weights_note} at {w_dt} {w_elem:g} B + block scale {scale:g} B = "
+         f"{w:g} B/elem" if scale else f"{weights_note} at {w_dt} {w:g} B"),
         act_note,
         (f"the kernel is known to stream every expert: reported figure = all {e} experts "
          f"({all_bytes / 1e6:.1f} MB)") if streams_all else
@@ -536,9 +629,7 @@ def estimate(ctx: OpContext) -> OpEstimate:
         (f"shared experts not counted; {scale_note}" if scale else
          "shared experts and block-quant scales not counted"),
     ]
-    compute_dt = ctx.weight_dtype if w_elem < 2 else ctx.activation_dtype
-    if w_elem < 2:
-        assumptions.append(f"compute at {compute_dt} (weights and activations quantized, w8a8)")
+    assumptions.append(precision_note)
     return OpEstimate(
         model=name,
         candidates=(

@@ -133,9 +133,13 @@ def _load_model(round_dir: Path, sources: RoundSources, env_path: Path | None,
             got.used["model_config_from"] = cache_why
     if cfg_path is None:
         said = "; ".join(trace_dims_lines(topn)) if topn is not None else ""
+        regime = topn.ext.regime if topn is not None and topn.ext is not None else None
+        serving = regime is None or regime.regime is not None
         got.problems.append("model config.json not found"
                             + (f" ({cache_why})" if cache_why else "")
-                            + ": MoE/attention heads cannot be modelled"
+                            + (": MoE/attention heads cannot be modelled" if serving else
+                               ": none describes a trace that is not a serving run (no regime); "
+                               "its kernels are sized from their recorded shapes only")
                             + (f"; the trace itself records: {said}" if said else ""))
         return None
     model, cfg_problems = reads.model_config(cfg_path, env.kv_cache_dtype if env else None)

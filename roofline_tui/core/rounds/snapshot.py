@@ -144,8 +144,9 @@ def _kernels(topn: TopN | None, art: Artifact | None, problems: list[str]) -> li
                                     "Top-N; the first row is used")
                     continue
                 head = heads.get(t.name)
+                # (a trace with no regime keys its kernels as decode, as _obs_from_entry does)
                 regime = head.regime if head is not None and head.regime \
-                    else pick_regime(t, topn)[0]
+                    else pick_regime(t, topn)[0] or "decode"
                 t_ms, why = per_launch_time(t, regime)
                 if head is not None:
                     obs = _obs_from_entry(head)

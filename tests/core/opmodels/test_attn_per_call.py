@@ -56,12 +56,18 @@ def instance(op: str, args: list[Operand], calls: int = 12, total_us: float = 10
     return Instance(op=op, args=args, calls=calls, total_us=total_us)
 
 
-def flash_h100() -> Instance:
+def flash_h100(recorded: bool = False) -> Instance:
     """The H100 Qwen1.5-0.5B trace's ``aten::_flash_attention_forward`` (24 calls, 2722.705 µs):
-    q, k, v ``[16, 559, 16, 64]`` c10::BFloat16, then the optional tensors (absent) and scalars."""
+    q, k, v ``[16, 559, 16, 64]`` c10::BFloat16, then the optional tensors (absent) and scalars.
+    ``recorded``: with the values its Concrete Inputs hold (``"559", "559", "0.", "True",
+    "False", "0.125"`` at positions 5-10: max_q, max_k, dropout_p, is_causal,
+    return_debug_mask, scale); without, as a trace that records no Concrete Inputs."""
     qkv = [arg([16, 559, 16, 64], BF16, "input") for _ in range(3)]
     rest = [arg([], "", "other"), arg([], "", "other")] + [arg([], "Scalar", "scalar")] * 6 \
         + [arg([], "", "scalar")] * 2 + [arg([], "", "other")] * 2
+    if recorded:
+        for k, v in zip(range(5, 11), (559, 559, 0.0, True, False, 0.125), strict=True):
+            rest[k - 3] = Operand(dims=[], type="Scalar", role="scalar", value=v)
     return instance("aten::_flash_attention_forward", qkv + rest, calls=24, total_us=2722.705)
 
 
@@ -133,11 +139,26 @@ def test_h100_flash_call_from_its_recorded_shapes() -> None:
 
 
 def test_dense_call_needs_no_config_and_says_so() -> None:
-    """The recorded shapes settle heads and lengths: same 10,257,694,720 FLOPs with no config;
-    only the window is unknown, and that is stated."""
-    est = attn.estimate(ctx("flash_fwd_kernel", regime="prefill", inst=flash_h100()))
+    """The recorded shapes settle heads and lengths, the recorded ``is_causal=True`` the
+    triangle: same 10,257,694,720 FLOPs with no config; only the window is unknown, and that is
+    stated. The recorded scale 0.125 = 1/√64 agrees with the head dim."""
+    est = attn.estimate(ctx("flash_fwd_kernel", regime="prefill", inst=flash_h100(True)))
     assert est.candidates[0].flops == 10_257_694_720
     assert said(est, "no config.json", "full attention")
+    assert said(est, "is_causal=True recorded")
+    assert said(est, "softmax scale 0.125 recorded = 1/√d_qk")
+
+
+def test_dense_call_without_is_causal_or_config_gets_no_verdict() -> None:
+    """Neither ``is_causal`` (no Concrete Inputs) nor a config.json: causal would be
+    2·16·16·128·156,520 = 10,257,694,720 FLOPs, full 2·16·16·128·559² = 20,478,689,280 — twice
+    as many on a compute-heavy call (S 559), so no verdict, and the reason names both figures
+    and what would settle it."""
+    with pytest.raises(OpModelUnavailable) as exc:
+        attn.estimate(ctx("flash_fwd_kernel", regime="prefill", inst=flash_h100()))
+    why = str(exc.value)
+    assert "is_causal is not recorded" in why and "Concrete Inputs" in why
+    assert "1.026e+10" in why and "2.048e+10" in why
 
 
 def test_sdpa_decode_step_against_a_cached_prefix() -> None:

@@ -224,7 +224,9 @@ def test_the_worked_example_stays_one_layer_of_two_launches() -> None:
     cfg = {"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 40,
            "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
            "moe_intermediate_size": 512, "num_experts": 256, "num_experts_per_tok": 8,
-           "torch_dtype": "bfloat16"}
+           "torch_dtype": "bfloat16",
+           # the fixture's own: fp8 weights need it to say the activations are fp8 too
+           "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
     doc = topn(kernel("fused_moe_kernel", t_ms=0.049471, lps=80, m=64))
     est = moe.estimate(ctx_for("fused_moe_kernel", doc, config=cfg, tokens=64,
                                weight_dtype="fp8"))
@@ -296,3 +298,124 @@ def test_gpt_oss_down_kernel_end_to_end(tmp_path: Path) -> None:
     why = next(a for a in down["assumptions"] if a.startswith("MoE part:"))
     assert why.startswith("MoE part: stage2") and GATE_UP in why
     assert any("one e8m0 scale byte per 32" in a for a in down["assumptions"])
+
+
+# --------------------------------------------------------------------------- trtllm-gen on B200
+
+
+GPT_OSS_120B: dict[str, Any] = {  # gpt-oss-120b's config.json, the parts the MoE model reads
+    "model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "hidden_size": 2880,
+    "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 128,
+    "num_experts_per_tok": 4, "experts_per_token": 4, "torch_dtype": "bfloat16",
+    "quantization_config": {"quant_method": "mxfp4"},
+}
+# FlashInfer's trtllm-gen MoE on B200 (sm100f): stage 1 carries the swiGlu epilogue, stage 2
+# says nothing; routing and finalize run from the same op, once per MoE layer each.
+TRT_STAGE2 = ("bmm_E2m1_E2m1E2m1_Fp32_t128x8x512_s5_et128x8_m256x8x32_cga1x1x1_16dp256b_TN_"
+              "transOut_schedS_sm100f")
+TRT_STAGE1 = ("bmm_E2m1_E2m1E2m1_Fp32_t128x8x512u2_s4_et128x8_m256x8x32_cga1x1x1_16dp256b_TN_"
+              "transOut_schedS_swiGlu_sm100f")
+TRT_ROUTING = ("void moe::dev::routing::routingRenormalize::routingIndicesClusterKernel<"
+               "moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, "
+               "__nv_bfloat16, 128, 4, false> >(moe::dev::routing::routingRenormalize::"
+               "KernelParams<__nv_bfloat16, __nv_bfloat16, 128, 4, false>)")
+TRT_MAIN_ROUTING = ("void moe::dev::routing::routingMainKernel<moe::dev::routing::KernelParams<"
+                    "__nv_bfloat16, __nv_bfloat16, 128> >(moe::dev::routing::KernelParams<"
+                    "__nv_bfloat16, __nv_bfloat16, 128>)")
+TRT_FINALIZE = ("void moe::dev::finalize::finalizeKernel<moe::dev::finalize::KernelParams<"
+                "__nv_bfloat16, __nv_bfloat16> >(moe::dev::finalize::KernelParams<"
+                "__nv_bfloat16, __nv_bfloat16>)")
+
+
+TRT_OP = "flashinfer::trtllm_fp4_block_scale_moe"
+# what that op records, per rank at TP = 8: fp4 activations [M, H/2] and the packed expert
+# weights gemm1 [E, 2I, H/2], gemm2 [E, H, I/2] (uint8, two e2m1 per byte) — the 3-D weight
+# makes the stage-2 ``bmm_…`` (no MoE word in its name) an MoE kernel
+TRT_SHAPES = [[[888, 1440], [128, 720, 1440], [128, 2880, 180]]]
+
+
+def _trt_family() -> TopN:
+    def k(name: str, pct: float, t_ms: float) -> dict[str, Any]:
+        return kernel(name, pct=pct, t_ms=t_ms, lps=36, m=888, shapes=TRT_SHAPES,
+                      **op_instance(TRT_OP, 36))
+    return topn(k(TRT_STAGE2, 18.0, 0.050), k(TRT_STAGE1, 27.0, 0.090),
+                k(TRT_ROUTING, 2.0, 0.008), k(TRT_MAIN_ROUTING, 1.0, 0.004),
+                k(TRT_FINALIZE, 3.0, 0.010))
+
+
+def _trt_ctx(name: str, doc: TopN | None) -> OpContext:
+    return ctx_for(name, doc, config=GPT_OSS_120B, tokens=888, weight_dtype="fp4")._replace(
+        workload=Workload(conc=888, tp=8))
+
+
+def test_trtllm_gen_stage_two_pairs_past_its_routing_and_finalize_kernels() -> None:
+    """gpt-oss-120b on B200 with TP = 8, M = 888 tokens, the five kernels of one MoE layer all
+    36 launches/step (36 MoE layers): stage-1 ``bmm_…_swiGlu``, stage-2 ``bmm_…`` (no stage word),
+    and the routing (``routingIndicesClusterKernel``, ``routingMainKernel``) and finalize
+    kernels, every one launched by ``flashinfer::trtllm_fp4_block_scale_moe``.
+
+    From config.json: E = 128, top_k = 4, H = 2880, I = 2880/8 = 360 per rank, mxfp4 weights at
+    0.5 + 1/32 = 0.53125 B/elem. pairs = 888·4 = 3552; experts_hit = 128·(1 − (127/128)^3552)
+    = 128.0 (every expert).
+    Before (the routing and finalize kernels sat in the family with no stage, so the pair gave
+    up): the whole layer, 128·3·2880·360·0.53125 = 211.51 MB + I/O 2·888·2880·2 = 10.23 MB
+    + intermediates 3552·(2·360 + 360 + 2880)·2 = 28.13 MB (no L2 known, counted) = 249.87 MB
+    and 2·3552·3·2880·360 = 22.10 GFLOP.
+    Now stage 2 alone: 128·2880·360·0.53125 = 70.50 MB + pairs·I·2 = 2.56 MB + M·H·2 = 5.11 MB
+    = 78.17 MB and 2·3552·2880·360 = 7.37 GFLOP per launch (a third of the layer's FLOPs).
+    """
+    whole = moe.estimate(_trt_ctx(TRT_STAGE2, None))
+    assert whole.per == "logical_op" and part(whole).startswith("MoE part: layer")
+    assert whole.candidates[0].bytes == pytest.approx(249.87e6, rel=1e-4)
+    assert whole.candidates[0].flops == pytest.approx(22.10e9, rel=1e-3)
+
+    doc = _trt_family()
+    down = moe.estimate(_trt_ctx(TRT_STAGE2, doc))
+    stage2 = 128 * 2880 * 360 * 0.53125 + 3552 * 360 * 2 + 888 * 2880 * 2
+    assert down.per == "launch" and part(down).startswith("MoE part: stage2")
+    assert down.candidates[0].bytes == pytest.approx(stage2, rel=1e-6)
+    assert down.candidates[0].bytes == pytest.approx(78.17e6, rel=1e-4)
+    assert down.candidates[0].flops == pytest.approx(2 * 3552 * 2880 * 360)
+    assert down.candidates[0].flops == pytest.approx(7.37e9, rel=1e-3)
+    why = part(down)
+    assert f"`{TRT_STAGE1}`" in why and f"both launched by `{TRT_OP}`" in why
+    left_out = next(a for a in down.assumptions if "routing / finalize" in a)
+    assert left_out.startswith("Top-N: 3 routing / finalize kernels")
+    assert "('routing')" in left_out and "('finalize')" in left_out
+    # and stage 1 now names stage 2 as its only sibling
+    gate_up = moe.estimate(_trt_ctx(TRT_STAGE1, doc))
+    assert part(gate_up).startswith("MoE part: stage1")
+    assert any(f"`{TRT_STAGE2}`" in a and "read as stage 2" in a for a in gate_up.assumptions)
+
+
+def test_the_sibling_sharing_the_capture_op_is_asked_first() -> None:
+    """Two stage-1 kernels by name at the kernel's launch count (48/step, Qwen3-30B-A3B): the
+    one launched by the kernel's own op — here recorded at graph capture — is its partner and is
+    named, not the first one in the Top-N."""
+    doc = topn(kernel("moe_gemm_kernel_a", t_ms=0.15, lps=48, m=64,
+                      **op_instance("sglang::fused_moe", 48)),
+               kernel("ck_moe_stage1_other", t_ms=0.15, lps=48, m=64,
+                      **op_instance("other::op", 48)),
+               kernel("ck_moe_stage1_bf16", t_ms=0.15, lps=48, m=64,
+                      **op_instance("sglang::fused_moe", 48)))
+    for x in doc.entries:
+        assert x.ext is not None
+        x.ext.instances[0].source = "capture"
+    est = moe.estimate(ctx_for("moe_gemm_kernel_a", doc, config=QWEN3_30B_A3B, tokens=64))
+    why = part(est)
+    assert why.startswith("MoE part: stage2") and "`ck_moe_stage1_bf16`" in why
+    assert "`ck_moe_stage1_other`" not in why
+    assert "both launched by `sglang::fused_moe` (the op recorded at graph capture)" in why
+
+
+@pytest.mark.parametrize(("name", "word"), [
+    (TRT_ROUTING, "routing"), (TRT_MAIN_ROUTING, "routing"), (TRT_FINALIZE, "finalize"),
+    ("moe_align_block_size_kernel", "moe_align"), ("topkGatingSoftmax", "topk"),
+    ("void vllm::moe::moe_sum_kernel<c10::BFloat16, 4>", "moe_sum"),
+    (TRT_STAGE1, None), (TRT_STAGE2, None), ("fused_moe_kernel", None),
+    ("ck_moe_stage2_bf16", None), (DOWN, None),
+])
+def test_routing_and_finalize_kernels_are_no_expert_gemm(name: str, word: str | None) -> None:
+    """The MoE layer's helper kernels are named by their word; an expert GEMM never is."""
+    assert moe.moe_helper(name) == word

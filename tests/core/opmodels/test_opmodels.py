@@ -58,13 +58,13 @@ def ctx(name: str, *, model: dict | None = None, shapes=None, dtypes=None, token
 
 
 def test_registry_is_explicit_and_every_model_implements_the_protocol() -> None:
-    assert set(MODELS) == {"gemm", "moe", "attn", "elementwise"}
+    assert set(MODELS) == {"gemm", "moe", "attn", "elementwise", "lora"}
     for op_class, m in MODELS.items():
         typed: OpModel = m
         assert typed.op_class == op_class
         assert op_class in typed.priors  # the class default prior
         assert callable(typed.estimate) and callable(typed.levers)
-    assert {"gemm", "moe", "attn", "attn_prefill", "elementwise"} == set(PRIOR_KEYS)
+    assert {"gemm", "moe", "attn", "attn_prefill", "elementwise", "lora"} == set(PRIOR_KEYS)
 
 
 def test_levers_live_with_their_op_class() -> None:
