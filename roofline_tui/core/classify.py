@@ -113,8 +113,10 @@ _RULES: list[_Rule] = [
     (_rx(r"memcpy", r"memset", r"\bdtod\b"), "elementwise", "copy", None),
     # MoE helpers that are not the expert GEMM itself
     (_rx(r"moe_align", r"moe_sum", r"topk_?softmax", r"topk_gating", r"moe_?sorting",
-         r"count_and_sort", r"grouped_topk", r"moe_gather", r"moe_scatter"), "elementwise",
-     "routing", None),
+         r"count_and_sort", r"grouped_topk", r"moe_gather", r"moe_scatter",
+         # trtllm-gen / TensorRT-LLM MoE: routing and the finalize (un-permute + weighted sum)
+         r"moe::dev::(routing|finalize)", r"routing(main|indices\w*)kernel", r"finalize_?kernel",
+         r"finalize_?moe"), "elementwise", "routing", None),
     (_rx(r"reshape_and_cache", r"concat_and_cache", r"kv_?cache_?(write|store|update)",
          r"store_kvcache", r"set_kv_buffer"), "elementwise", "copy", None),
     # LoRA shrink/expand (vLLM punica/triton, SGLang, S-LoRA): never an expert GEMM, whatever

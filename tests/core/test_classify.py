@@ -237,3 +237,34 @@ def test_a_3d_operand_is_an_expert_weight_only_with_experts_and_no_lora_evidence
     by_op = classify("mystery_kernel", None, LORA_A_3D, has_experts=True,
                      ops=("vllm::lora_expand",))
     assert (by_op.op_class, by_op.op_subclass) == ("lora", "expand")
+
+
+@pytest.mark.parametrize("name", [
+    # TensorRT-LLM / trtllm-gen MoE on B200 as nsys and Kineto print them: the routing (top-k,
+    # permutation indices) and the finalize (un-permute and weighted sum of the expert outputs)
+    "void moe::dev::routing::routingIndicesClusterKernel<moe::dev::routing::routingRenormalize"
+    "::KernelParams<float, __nv_bfloat16, 128, 4, true> >(moe::dev::routing::"
+    "routingRenormalize::KernelParams<float, __nv_bfloat16, 128, 4, true>)",
+    "void moe::dev::routing::routingMainKernel<moe::dev::routing::KernelParams<float, "
+    "__nv_bfloat16, 256, 8, true> >(moe::dev::routing::KernelParams<float, __nv_bfloat16, 256,"
+    " 8, true>)",
+    "void moe::dev::finalize::finalizeKernel<moe::dev::finalize::KernelParams<__nv_bfloat16, "
+    "__nv_bfloat16, float, false> >(moe::dev::finalize::KernelParams<__nv_bfloat16, "
+    "__nv_bfloat16, float, false>)",
+    "_moe_finalize_kernel",
+])
+def test_moe_routing_and_finalize_kernels_are_not_the_expert_gemm(name: str) -> None:
+    """Their names carry "moe", which made them MoE: a head among them was modelled as a whole
+    MoE layer (experts_hit · 3·H·I weights) although it streams no expert weight. They are the
+    layer's routing helpers, sized by their own operands, in a model with experts or not."""
+    for experts in (True, False, None):
+        got = classify(name, has_experts=experts)
+        assert (got.op_class, got.op_subclass) == ("elementwise", "routing"), (experts, got)
+
+
+def test_the_trtllm_expert_gemm_is_still_the_expert_gemm() -> None:
+    """The same run's ``bmm_*`` stage kernels stay GEMMs, and MoE in a model with experts."""
+    name = ("bmm_E2m1_E2m1E2m1_Fp32_t128x8x512_s5_et128x8_m256x8x32_cga1x1x1_16dp256b_TN_"
+            "transOut_schedS_sm100f")
+    assert classify(name, shapes=[[[888, 2880], [128, 2880, 1440]]],
+                    has_experts=True).op_class == "moe"

@@ -93,9 +93,8 @@ def estimate(ctx: OpContext) -> OpEstimate:
         [_T(tuple(d), None) for d in shape_set if d] for shape_set in ctx.shapes]
     if not sets or not any(sets):
         raise OpModelUnavailable(
-            "LoRA kernel without recorded shapes (graph-replayed): its rank, adapter slots and "
-            "slices are only in the operands; a graph-capture trace or stage-B shapes would "
-            "model it")
+            f"LoRA kernel without recorded shapes ({ctx.why_no_shapes()}): its rank, adapter "
+            "slots and slices are only in the operands; stage-B shapes would model it too")
     shapes = [_read(ts, direction) for ts in sets]
     found = [s for s in shapes if isinstance(s, _Shape)]
     if not found:
