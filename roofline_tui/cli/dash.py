@@ -128,9 +128,31 @@ def drawable_stderr() -> Iterator[None]:
 
 
 def launch(app: RooflineApp) -> None:
-    """Run the dashboard on the terminal (SIGTERM and SIGHUP end it like ``q``: the App's)."""
+    """Run the dashboard on the terminal (SIGTERM and SIGHUP end it like ``q``: the App's).
+
+    A terminal that goes away while Textual starts or stops application mode can make its
+    driver's tty calls fail (EIO) out of ``app.run``; with the terminal gone there is nothing
+    left to draw a traceback on, and the dashboard ends as ``q`` would (issue 36 item 11). An
+    error while the terminal is still there is raised as before."""
+    import termios  # (POSIX only, as is the dashboard's driver)
+
     with drawable_stderr():
-        app.run()
+        try:
+            app.run()
+        except (OSError, termios.error):
+            if _terminal_present():
+                raise
+
+
+def _terminal_present() -> bool:
+    """Whether the dashboard's terminal is still there (a hung-up tty is no tty: EIO)."""
+    for fd in (0, 1):
+        try:
+            if os.isatty(fd):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def run_dash(args: argparse.Namespace) -> int:

@@ -54,3 +54,33 @@ def test_demo_copies_the_bundled_profile_and_prints_where(launched, capsys) -> N
         import shutil
 
         shutil.rmtree(app.watch_root)
+
+
+class _DiesOnTheTty:
+    """An App whose run fails the way Textual's driver does on a hung-up tty."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def run(self) -> None:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [OSError(5, "Input/output error"),
+                                 __import__("termios").error(5, "Input/output error")])
+def test_a_tty_error_once_the_terminal_is_gone_ends_like_q(
+        monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
+    """Issue 36 item 11: a terminal closed while Textual starts application mode made its tty
+    calls fail (EIO) out of ``app.run``, and the dashboard ended with a traceback nobody could
+    read and exit 1. With the terminal gone it ends as ``q`` does; with the terminal still
+    there the same error is a real one and is raised."""
+    from roofline_tui.cli import dash
+
+    monkeypatch.setattr(dash, "_terminal_present", lambda: False)
+    dash.launch(_DiesOnTheTty(exc))  # type: ignore[arg-type]
+    monkeypatch.setattr(dash, "_terminal_present", lambda: True)
+    with pytest.raises(type(exc)):
+        dash.launch(_DiesOnTheTty(exc))  # type: ignore[arg-type]
+    with pytest.raises(ValueError):  # any other error is never swallowed
+        monkeypatch.setattr(dash, "_terminal_present", lambda: False)
+        dash.launch(_DiesOnTheTty(ValueError("a bug")))  # type: ignore[arg-type]
