@@ -38,7 +38,12 @@ from pydantic import BaseModel, Field
 
 from roofline_tui.core.coerce import integer, number
 from roofline_tui.core.empty import empty_dict, empty_list
-from roofline_tui.core.extension import EXTENSION_KEY, EXTENSION_VERSION
+from roofline_tui.core.extension import (
+    EXTENSION_KEY,
+    EXTENSION_VERSION,
+    MAX_VALUE_CHARS,
+    MAX_VALUE_ITEMS,
+)
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.operand_roles import Role
 from roofline_tui.core.textsafe import printable
@@ -82,8 +87,6 @@ MAX_DIM = 2**40
 MAX_RANK = 16
 MAX_ARGS = 64
 MAX_INSTANCES = 64
-MAX_VALUE_CHARS = 64  # a recorded string value is cut to this many characters
-MAX_VALUE_ITEMS = 16  # a recorded list value holds at most this many numbers
 _VALUE_ABS = 2**62
 
 # A recorded argument value: a bool, a number, a short string, or a short list of numbers.

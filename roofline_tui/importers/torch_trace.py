@@ -63,6 +63,7 @@ from roofline_tui.core.bulk import collector_paused
 from roofline_tui.core.classify import classify as classify_op
 from roofline_tui.core.classify import stage_in_name
 from roofline_tui.core.coerce import MAX_ABS, number
+from roofline_tui.core.extension import MAX_VALUE_CHARS, MAX_VALUE_ITEMS
 from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import SHORT_NAME_MAX, cap_name, short_name_of
 from roofline_tui.core.store import check_regular
@@ -320,8 +321,6 @@ class Sig:
 # ops whose recorded argument values (Concrete Inputs) decide their work: attention, where
 # is_causal, the scale and the window sizes are arguments, not tensors
 _VALUE_OPS = lazy_compile(r"attention|attn|^_vllm_fa\d_C::|^flashinfer::", re.IGNORECASE)
-_VALUE_CHARS = 64  # a recorded string value is cut to this
-_VALUE_ITEMS = 16  # a recorded list keeps at most this many numbers
 _INT_TEXT = lazy_compile(r"-?\d{1,18}")
 _FLOAT_TEXT = lazy_compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d{1,3})?")
 
@@ -332,7 +331,7 @@ def concrete_value(raw: Any) -> Any:
     tensor or a None); lists of numbers as ``"[1, 2]"`` in some versions. A bool, an int, a
     finite float, a list of at most 16 numbers, or a printable string of at most 64
     characters; anything else is None."""
-    if raw.__class__ is not str or not raw or len(raw) > 4 * _VALUE_CHARS:
+    if raw.__class__ is not str or not raw or len(raw) > 4 * MAX_VALUE_CHARS:
         return None
     text = raw.strip()
     if text in ("True", "true"):
@@ -346,10 +345,10 @@ def concrete_value(raw: Any) -> Any:
         return f if math.isfinite(f) else None
     if text.startswith("[") and text.endswith("]"):
         items = [t.strip() for t in text[1:-1].split(",") if t.strip()]
-        if len(items) <= _VALUE_ITEMS and items and all(_INT_TEXT.fullmatch(t) for t in items):
+        if len(items) <= MAX_VALUE_ITEMS and items and all(_INT_TEXT.fullmatch(t) for t in items):
             return [int(t) for t in items]
         return None
-    return printable(text, limit=_VALUE_CHARS) if text.isprintable() else None
+    return printable(text, limit=MAX_VALUE_CHARS) if text.isprintable() else None
 
 
 def _concrete(raw_values: Any, n: int) -> tuple[Any, ...]:
