@@ -876,6 +876,9 @@ _KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum", "cuda kernel statistics",
 _PROCESSING = re.compile(r"^\s*Processing \[.*?\] with \[(?P<script>[^\]]*)\]")
 _BANNER = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>\w+)\))?\s*:?\s*$")
 _SKIPPED = re.compile(r"^\s*SKIPPED:\s*(?P<why>.*)$")
+# nsys 2021 console: "Running [/opt/.../reports/gpukernsum.py report1.sqlite]... " (a SKIPPED
+# reason may follow on the same line)
+_RUNNING = re.compile(r"^\s*Running \[(?P<script>[^\]\s]+\.py)\b[^\]]*\]\.*\s*(?P<rest>.*)$")
 # `nsys profile --stats=true` console: "[6/8] Executing 'cuda_gpu_kern_sum' stats report"
 _EXECUTING = re.compile(r"^\s*\[\s*\d+\s*/\s*\d+\s*\]\s*Executing\s+'(?P<report>[^']+)'\s+"
                         r"stats report")
@@ -905,6 +908,13 @@ def _sections(lines: list[str]) -> list[_Section]:
         if e:
             out.append(_Section(Path(e.group("report").strip()).stem.lower()))
             continue
+        r = _RUNNING.match(line)
+        if r:
+            out.append(_Section(Path(r.group("script")).stem.lower()))
+            inline = _SKIPPED.match(r.group("rest"))
+            if inline:
+                out[-1].skipped = inline.group("why").strip()
+            continue
         t = _TITLE.match(line)
         if t:
             out.append(_Section(t.group("title").strip().lower()))
@@ -914,13 +924,19 @@ def _sections(lines: list[str]) -> list[_Section]:
             report = (b.group("report") or b.group("title") or "").lower()
             if out[-1].report and not out[-1].lines and report and report in out[-1].report:
                 continue  # the banner of the report just announced
-            if out[-1].report and not any(x.strip() for x in out[-1].lines) and report:
+            if (out[-1].report and out[-1].skipped is None
+                    and not any(x.strip() for x in out[-1].lines) and report):
+                # the banner names the report just announced (a SKIPPED one is finished)
                 out[-1].report = report
                 continue
             out.append(_Section(report))
             continue
         s = _SKIPPED.match(line)
         if s:
+            if any(x.strip() for x in out[-1].lines):
+                # the current report already printed its table: the reason belongs to a
+                # report whose announcement this dump does not carry, never to this one
+                out.append(_Section(""))
             out[-1].skipped = s.group("why").strip()
             continue
         out[-1].lines.append(line)
@@ -1010,8 +1026,10 @@ def import_nsys(path: Path, *, top: int = DEFAULT_TOP,
     named = [s for s in sections if s.report]
     kernel = [s for s in named if _is_kernel_report(s.report)]
     if kernel:
-        sec = kernel[0]
-        if sec.skipped is not None or _header_at(sec.lines) is None:
+        # the first kernel report with a table; one marked SKIPPED but holding its table is
+        # read (the table is the evidence), only a report with no table is refused
+        sec = next((s for s in kernel if _header_at(s.lines) is not None), kernel[0])
+        if _header_at(sec.lines) is None:
             why = printable(sec.skipped or "no table", limit=160)
             others = ", ".join(printable(s.report, limit=30) + (" (skipped)" if s.skipped else "")
                                for s in named if s is not sec)
