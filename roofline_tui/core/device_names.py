@@ -95,6 +95,11 @@ _PRODUCT_ALIASES = {
     "gh200": "gh200480gb",
     "gh200144ghbm3": "gh200144ghbm3e",
     "mi250xpackage2gcds": "mi250xpackage",
+    # the RTX PRO 6000 Blackwell's two full-power editions share one section (the 300 W Max-Q
+    # edition runs lower clocks and is not aliased)
+    "rtx6000blackwellworkstationedition": "rtx6000blackwell",
+    "rtx6000blackwellserveredition": "rtx6000blackwell",
+    "8060sgraphics": "8060s",
 }
 # what may follow a product name in a device string and still mean that product
 _PRODUCT_SUFFIX_RE = lazy_compile(r"^(?:sxm\d?|oam|hgx|dgx|vf)*(?:\d+gb)?(?:hbm\d?e?)?(?:vf)?$")

@@ -1301,6 +1301,7 @@ class HostLink(NamedTuple):
 
 
 # 16 / 32 GT/s per lane × 16 lanes × 128b/130b encoding / 8 bits, per direction.
+_PCIE3_X16 = HostLink(8e9 * 16 * 128 / 130 / 8, "PCIe Gen3 x16, 15.8 GB/s per direction")
 _PCIE4_X16 = HostLink(16e9 * 16 * 128 / 130 / 8, "PCIe Gen4 x16, 31.5 GB/s per direction")
 _PCIE5_X16 = HostLink(32e9 * 16 * 128 / 130 / 8, "PCIe Gen5 x16, 63.0 GB/s per direction")
 _NVLINK_C2C = HostLink(450e9, "NVLink-C2C, 450 GB/s per direction (900 GB/s total)")
@@ -1312,15 +1313,20 @@ _HOST_LINK_BY_PRODUCT: dict[str, HostLink | None] = {
     "gh200144ghbm3e": _NVLINK_C2C,
     "gb200": _NVLINK_C2C,
     "mi300a": None,  # unified HBM: see host_link_for
+    "8060s": None,  # Strix Halo: LPDDR5X shared with the CPU
 }
 _HOST_LINK_BY_ARCH: dict[str, HostLink] = {
     "gfx90a": _PCIE4_X16,
     "gfx942": _PCIE5_X16,
     "gfx950": _PCIE5_X16,
+    "gfx1100": _PCIE4_X16,
+    "sm_75": _PCIE3_X16,
     "sm_80": _PCIE4_X16,
+    "sm_86": _PCIE4_X16,
     "sm_89": _PCIE4_X16,
     "sm_90": _PCIE5_X16,
     "sm_100": _PCIE5_X16,
+    "sm_120": _PCIE5_X16,
 }
 
 
@@ -1333,8 +1339,9 @@ def host_link_for(peaks: Peaks) -> tuple[HostLink | None, str]:
         if link is not None:
             return link, f"{peaks.product}: {link.name}"
         if peaks.hbm_bw_bytes_s:
-            return (HostLink(peaks.hbm_bw_bytes_s, "unified HBM shared with the CPU (APU)"),
-                    f"{peaks.product}: host memory is the device HBM, so a copy streams HBM")
+            kind = "LPDDR5X" if product == "8060s" else "HBM"
+            return (HostLink(peaks.hbm_bw_bytes_s, f"unified {kind} shared with the CPU (APU)"),
+                    f"{peaks.product}: host memory is the device {kind}, so a copy streams it")
     link = _HOST_LINK_BY_ARCH.get(peaks.gfx or "")
     if link is None:
         where = peaks.product or peaks.gfx or "this GPU"

@@ -84,17 +84,21 @@ def test_arch_alone_keeps_high_confidence(bundled):
     ("sm_80", None, 16e9 * 16 * 128 / 130 / 8, "PCIe Gen4 x16"),
     ("sm_90", "NVIDIA GH200 480GB", 450e9, "NVLink-C2C"),
     ("gfx942", "MI300A", 5.3e12, "unified HBM"),
+    ("sm_75", "Tesla T4", 8e9 * 16 * 128 / 130 / 8, "PCIe Gen3 x16"),
+    ("sm_120", "NVIDIA GeForce RTX 5090", 32e9 * 16 * 128 / 130 / 8, "PCIe Gen5 x16"),
+    ("gfx1151", "AMD Radeon 8060S Graphics", 2.56e11, "unified LPDDR5X"),
 ])
 def test_host_link_peaks(bundled, arch, product, bw, label):
     """PCIe Gen5 x16: 32 GT/s × 16 lanes × 128/130 / 8 = 63.0 GB/s per direction; Gen4 half
-    that, 31.5 GB/s; Grace superchips NVLink-C2C 450 GB/s per direction; MI300A shares HBM."""
+    that, 31.5 GB/s, Gen3 (T4) half again, 15.8 GB/s; Grace superchips NVLink-C2C 450 GB/s per
+    direction; MI300A shares HBM, Strix Halo its LPDDR5X (256 GB/s)."""
     link, note = host_link_for(resolve_peaks(bundled, gfx=arch, product=product))
     assert link is not None and link.bytes_s == pytest.approx(bw)
     assert label in link.name
 
 
 def test_unknown_host_link_gives_none(bundled):
-    link, note = host_link_for(resolve_peaks(bundled, gfx="gfx1100"))
+    link, note = host_link_for(resolve_peaks(bundled, gfx="gfx1030"))
     assert link is None and "unknown" in note
 
 
