@@ -19,6 +19,8 @@ import pytest
 
 from roofline_tui.core.measured import load_counters
 from roofline_tui.importers.common import ImportProblem
+from roofline_tui.importers.proton import import_proton
+from roofline_tui.importers.rpd import import_rpd
 from roofline_tui.importers.tables import import_nsys, import_rocprofv3
 from roofline_tui.importers.torch_trace import TorchOptions, import_torch
 from tests.paths import REAL_FORMATS
@@ -46,7 +48,7 @@ def _route(path: Path, text: str) -> str:
     if path.name in REFUSALS:
         return "refused"
     if text.startswith("SQLite format 3"):
-        return "nsys-sqlite"
+        return "rpd" if path.suffix == ".rpd" else "nsys-sqlite"
     if "ROCPROFV3 KERNEL_DISPATCH SUMMARY:" in text:
         return "rocprofv3-summary"
     if path.parent.parent.name == "configs" and path.name == "config.json":
@@ -54,6 +56,10 @@ def _route(path: Path, text: str) -> str:
     head = text.lstrip()[:300]
     if head.startswith("{") and "rocprofiler-sdk-tool" in head:
         return "rocprofv3-json"
+    if head.startswith("[") and '"process_name"' in head and '"GPU' in text[:2000]:
+        return "rpd-json"
+    if head.startswith("[") and '"frame"' in head:
+        return "proton"
     if head.startswith(("{", "[")):
         return "torch"
     if "Time (%)" in text or "Time(%)" in text or "SKIPPED:" in text:
@@ -323,12 +329,61 @@ def _check_rocprofv3_summary(path: Path, text: str) -> None:
 
 # Files the readers do not handle yet, each with the open issue that covers it. strict: the
 # test fails as soon as one of them passes, so this list cannot outlive its fix.
-KNOWN_GAPS: dict[str, str] = {
-    # refused in one line today ("an SQLite database with neither Nsight Systems tables ... nor
-    # rocpd's `kernels` view"), without naming what it is; this test routes any SQLite file to
-    # the nsys check, which finds no CUPTI tables
-    "rpd_rocmProfileData_matmul_result.rpd": "issue 35: rocmProfileData (.rpd) is not read yet",
-}
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _check_rpd(path: Path, text: str) -> None:
+    """Plain SQL over rocpd_op: every op's end - start, kernels (KernelExecution, Task) and
+    copies alike, on the GPU with the most time; the top entry is the largest name's sum."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        rows = con.execute("SELECT o.gpuId, o.end - o.start, d.string, t.string FROM rocpd_op o "
+                           "JOIN rocpd_string d ON d.id = o.description_id "
+                           "JOIN rocpd_string t ON t.id = o.opType_id").fetchall()
+    finally:
+        con.close()
+    per: dict[int, float] = defaultdict(float)
+    by_name: dict[tuple[int, str], float] = defaultdict(float)
+    for gpu, dur, desc, optype in rows:
+        per[gpu] += dur
+        by_name[(gpu, desc if optype in ("KernelExecution", "Task") else optype)] += dur
+    dev = max(sorted(per), key=lambda d: per[d])
+    doc = import_rpd(path, top=10_000).doc
+    assert doc["total_gpu_time_ms"] == pytest.approx(per[dev] / 1e6, abs=1e-4)
+    assert doc["num_kernel_launches"] == sum(1 for r in rows if r[0] == dev)
+    top = max(t for (d, _n), t in by_name.items() if d == dev)
+    assert doc["top_kernels"][0]["total_ms"] == pytest.approx(top / 1e6, abs=1e-4)
+
+
+def _check_rpd_json(path: Path, text: str) -> None:
+    """The X events of the processes named GPU<n> (durations in µs strings), by hand."""
+    events = json.loads(text)
+    gpus = {e["pid"] for e in events if isinstance(e, dict) and e.get("ph") == "M"
+            and e.get("name") == "process_name" and str(e["args"]["name"]).startswith("GPU")}
+    durs = [float(e["dur"]) for e in events if isinstance(e, dict) and e.get("ph") == "X"
+            and e.get("pid") in gpus]
+    doc = import_rpd(path, top=10_000).doc
+    assert doc["num_kernel_launches"] == len(durs)
+    assert doc["total_gpu_time_ms"] == pytest.approx(sum(durs) / 1000, abs=1e-4)
+
+
+def _check_proton(path: Path, text: str) -> None:
+    """Leaves of the call tree with a count: their time on the busiest device, by hand."""
+    per: dict[str, float] = defaultdict(float)
+    stack = [json.loads(text)[0]]
+    while stack:
+        node = stack.pop()
+        if node.get("children"):
+            stack.extend(node["children"])
+        elif node["metrics"].get("count"):
+            per[str(node["metrics"]["device_id"])] += node["metrics"]["time (ns)"]
+    dev = max(sorted(per), key=lambda d: per[d])
+    doc = import_proton(path, top=10_000).doc
+    assert doc["total_gpu_time_ms"] == pytest.approx(per[dev] / 1e6, abs=1e-6)
+    counters = load_counters([path])
+    assert counters.measurements, counters.problems
 
 
 def _param(path: Path) -> object:
@@ -346,7 +401,8 @@ def test_every_real_file(path: Path) -> None:
     {"torch": _check_torch, "rocprofv3-json": _check_rocprofv3_json,
      "kernel-trace": _check_kernel_trace, "stats": _check_stats, "nsys": _check_nsys,
      "counters": _check_counters, "config": _check_config, "refused": _check_refused,
-     "nsys-sqlite": _check_nsys_sqlite,
+     "nsys-sqlite": _check_nsys_sqlite, "rpd": _check_rpd, "rpd-json": _check_rpd_json,
+     "proton": _check_proton,
      "rocprofv3-summary": _check_rocprofv3_summary}[route](path, text)
 
 

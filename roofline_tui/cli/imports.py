@@ -89,6 +89,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="GPU to keep when the profile holds several (the deviceId)")
     n.set_defaults(func=run_nsys)
 
+    rp = kinds.add_parser("rpd", help="rocmProfileData trace (.rpd, also gzipped) or its "
+                                      "rpd2tracing JSON export")
+    add_path(rp, "rpd", need="input", metavar="FILE",
+             help="trace.rpd[.gz] (SQLite) or the JSON array rpd2tracing.py writes")
+    common(rp)
+    rp.add_argument("--device-index", type=int, default=None, metavar="I",
+                    help="GPU to keep when the trace holds several (rpd's gpuId)")
+    rp.set_defaults(func=run_rpd)
+
+    pr = kinds.add_parser("proton", help="Triton Proton profile (hatchet JSON)")
+    add_path(pr, "hatchet", need="input", metavar="FILE",
+             help="the .hatchet (JSON) file proton.finalize() writes")
+    common(pr)
+    pr.add_argument("--device-index", type=int, default=None, metavar="I",
+                    help="device to keep when the profile holds several (Proton's device_id)")
+    pr.set_defaults(func=run_proton)
+
     imp.set_defaults(func=lambda _args: _usage(imp))
 
 
@@ -261,3 +278,48 @@ def run_nsys(args: argparse.Namespace) -> int:
         return _finish(result.doc, args.out, "nsys", result.device_info, force=args.force)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
+
+
+def run_rpd(args: argparse.Namespace) -> int:
+    # the rpd importer: only for this command
+    from roofline_tui.importers.common import ImportProblem
+    from roofline_tui.importers.rpd import import_rpd
+
+    try:
+        result = import_rpd(args.rpd, top=_top(args), device_index=args.device_index)
+        if result.device_message.startswith("profile has"):
+            print(shown(result.device_message))
+        return _finish(result.doc, args.out, "rpd", result.device_info, force=args.force)
+    except ImportProblem as exc:
+        return failure("import", shown(exc, limit=500))
+
+
+def run_proton(args: argparse.Namespace) -> int:
+    """A Proton profile's Top-N; its flops/bytes metrics travel with the round: the profile is
+    copied into ``ROUND_DIR/counters/`` (never over a file already there), where ``analyze``
+    reads them as measured values."""
+    from roofline_tui.core.store import read_bytes, write_new_file
+    from roofline_tui.importers.common import ImportProblem
+    from roofline_tui.importers.proton import has_metrics, import_proton
+
+    try:
+        result = import_proton(args.hatchet, top=_top(args), device_index=args.device_index)
+        if result.device_message.startswith("profile has"):
+            print(shown(result.device_message))
+        code = _finish(result.doc, args.out, "proton", result.device_info, force=args.force)
+    except ImportProblem as exc:
+        return failure("import", shown(exc, limit=500))
+    if code == 0 and has_metrics(args.hatchet):
+        target = Path(args.out) / "counters" / (Path(args.hatchet).stem + ".hatchet")
+        try:
+            target.parent.mkdir(exist_ok=True)
+            if write_new_file(target, read_bytes(args.hatchet)):
+                print(f"copied its flops/bytes metrics to {shown(target)} (measured values "
+                      "for `roofline analyze`)")
+            else:
+                print(f"{shown(target)} exists: left as it is")
+        except OSError as exc:
+            print(f"warning: could not copy the metrics into {shown(target.parent)} "
+                  f"({shown(exc.strerror or exc)}); give the file to `roofline analyze "
+                  "--counters`", file=sys.stderr)
+    return code

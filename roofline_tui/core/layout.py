@@ -213,7 +213,7 @@ def round_of(changed: Path, rounds: Iterable[Path]) -> Path | None:
 # ------------------------------------------------ stage B/C inputs beside a round (spec §5)
 # Only where they are: the parsers live in core.measured and are imported by whoever reads them.
 
-COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep"}
+COUNTER_SUFFIXES = {".csv", ".db", ".rocpd", ".sqlite", ".sqlite3", ".ncu-rep", ".hatchet"}
 # CSVs a profiler writes next to its counters that hold no counters
 NON_COUNTER_CSV = (
     "kernel_trace",
@@ -235,7 +235,7 @@ def discover_counter_files(round_dir: Path) -> list[Path]:
     ``EVAL_DIR/kernels/*/roofline/`` when ROUND_DIR is ``EVAL_DIR/profile/round_<R>``.
 
     Kept: ``*.csv`` except profiler side files (kernel_trace, agent_info, sysinfo, API traces),
-    rocpd databases (``*.db``, ``*.rocpd``, ``*.sqlite*``), ``*.ncu-rep`` and
+    rocpd databases (``*.db``, ``*.rocpd``, ``*.sqlite*``), ``*.ncu-rep``, Proton ``*.hatchet`` and
     ``*_roofline.json``. Sorted, no duplicates; missing directories give ``[]``.
     """
     found: list[Path] = []

@@ -36,7 +36,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 SQLITE_SNIFF_SECONDS = 2.0
 
 # the importers, by their subcommand name
-NSYS, ROCPROF, TORCH = "nsys", "rocprofv3", "torch"
+NSYS, ROCPROF, TORCH, RPD, PROTON = "nsys", "rocprofv3", "torch", "rpd", "proton"
 
 _NSYS_EXPORT = ("run `nsys export --type sqlite -o run.sqlite run.nsys-rep` and `roofline "
                 "import nsys run.sqlite`, or `nsys stats --report cuda_gpu_kern_sum "
@@ -82,7 +82,8 @@ RULES: tuple[Rule, ...] = (
          "part of it; move that one away, or copy the database alone, and import it again",
          damaged=True),
     Rule("sqlite-gzip", "gzip", ("SQLite format 3",), "a gzipped SQLite database", None,
-         "run `gunzip -k {name}` and import the database it leaves", damaged=True),
+         "run `gunzip -k {name}` and import the database it leaves (a gzipped "
+         "rocmProfileData trace: `roofline import rpd` reads it as it is)", damaged=True),
     Rule("nsys-sqlite", "sqlite", ("CUPTI_ACTIVITY_KIND_KERNEL",), "an Nsight Systems SQLite "
          "export", NSYS, "import it with `roofline import nsys`"),
     Rule("nsys-sqlite-nokernels", "sqlite", ("TARGET_INFO_SESSION_START_TIME",), "an Nsight "
@@ -91,6 +92,8 @@ RULES: tuple[Rule, ...] = (
          ROCPROF, "import it with `roofline import rocprofv3`"),
     Rule("rocpd-views", "sqlite", ("kernels",), "a rocpd database (a `kernels` view)", ROCPROF,
          "import it with `roofline import rocprofv3`"),
+    Rule("rpd", "sqlite", ("rocpd_op", "rocpd_string"), "a rocmProfileData trace (.rpd)", RPD,
+         "import it with `roofline import rpd`"),
     Rule("sqlite", "magic", ("SQLite format 3",), "an SQLite database with neither Nsight "
          "Systems tables (CUPTI_ACTIVITY_KIND_KERNEL) nor rocpd's `kernels` view", None,
          "import the profiler's own export instead"),
@@ -98,6 +101,11 @@ RULES: tuple[Rule, ...] = (
          "json file", ROCPROF, "import it with `roofline import rocprofv3`"),
     Rule("kineto", "json", ('"traceEvents"',), "a PyTorch profiler (Kineto) trace", TORCH,
          "import it with `roofline import torch`"),
+    # rpd2tracing.py writes a bare JSON array whose GPU processes are named "GPU<n>"
+    Rule("rpd-json", "json", ('"process_name"', '"GPU'), "a rocmProfileData chrome-trace "
+         "export (rpd2tracing JSON)", RPD, "import it with `roofline import rpd`"),
+    Rule("proton", "json", ('"frame"', '"metrics"', '"children"'), "a Triton Proton profile "
+         "(hatchet JSON)", PROTON, "import it with `roofline import proton`"),
     Rule("nsys-gpu-trace", "csv", ("start(ns)", "duration(ns)", "corrid", "name"),
          "an Nsight Systems cuda_gpu_trace CSV (one row per launch)", NSYS,
          "import it with `roofline import nsys`"),
@@ -116,6 +124,12 @@ RULES: tuple[Rule, ...] = (
          "(ncu / nv-nsight-cu-cli) CSV log (counters per kernel)", None, _COUNTERS),
     Rule("ncu-csv", "csv", ("id", "kernelname", "metricname", "metricvalue"), "an Nsight "
          "Compute CSV (counters per kernel)", None, _COUNTERS),
+    # SPM samples name dispatches only, never a kernel: no reader can tie them to one
+    Rule("rocprofv3-spm", "csv", ("dispatchid", "countername", "countervalue", "!kernelname"),
+         "a rocprofv3 streaming-performance-monitor (SPM) CSV: counter samples by dispatch id "
+         "with no kernel names, which no command can tie to a kernel", None,
+         "collect per-kernel counters with `rocprofv3 --pmc … --kernel-trace` and give its "
+         "counter_collection.csv to `roofline analyze --counters`"),
     Rule("rocprofv3-counters", "csv", ("countername", "countervalue"), "a rocprofv3 "
          "counter_collection.csv (counters)", None, _COUNTERS),
     Rule("rocprof-compute-pmc", "csv", ("dispatchid", "kernelname", "gpuid", "gridsize"),
@@ -255,8 +269,9 @@ def matches(rule: Rule, head: Head) -> bool:
     if rule.test == "json":
         start = head.text.lstrip()[:1]
         return start in ("{", "[") and all(p in head.text[:HEAD_BYTES] for p in rule.pattern)
-    if rule.test == "csv":
-        return any(all(p in cells for p in rule.pattern) for cells in _csv_cells(head.text))
+    if rule.test == "csv":  # a "!cell" item: a cell the header must not have
+        return any(all((p[1:] not in cells) if p.startswith("!") else (p in cells)
+                       for p in rule.pattern) for cells in _csv_cells(head.text))
     if rule.test == "text":
         return all(re.search(p, head.text, re.MULTILINE) for p in rule.pattern)
     raise ValueError(f"unknown sniff test {rule.test!r}")

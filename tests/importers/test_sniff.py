@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers.sniff import NSYS, ROCPROF, RULES, TORCH, check, sniff
+from roofline_tui.importers.sniff import NSYS, PROTON, ROCPROF, RPD, RULES, TORCH, check, sniff
 
 from .conftest import run_cli
 
@@ -122,6 +122,13 @@ SAMPLES: dict[str, Maker] = {
     "rocprofv3-stats": _text("kernel_stats.csv", '"Name","Calls","TotalDurationNs"\n'),
     "rocprof-legacy": _text("results.csv", '"Index","KernelName","BeginNs","EndNs"\n'),
     "rocprof-pmc": _text("pmc.csv", "Index,KernelName,gpu-id,grd,FETCH_SIZE\n"),
+    "rpd": _db("trace.rpd", "rocpd_op", "rocpd_string", "rocpd_api"),
+    "rpd-json": _text("trace.json", '[ {}\n,{"name": "process_name", "ph": "M", "pid":"2",'
+                                    '"args":{"name":"GPU2"}}\n]'),
+    "proton": _text("p.hatchet", '[{"children": [], "frame": {"name": "ROOT", "type": '
+                                 '"function"}, "metrics": {"count": 0}}, {}]'),
+    "rocprofv3-spm": _text("spm.csv", '"Dispatch_Id","Counter_Name","Counter_Value"\n'
+                                      '1,"SQ_WAVES",16384\n'),
 }
 
 
@@ -134,7 +141,7 @@ def test_row(kind: str, tmp_path: Path) -> None:
     path = SAMPLES[kind](tmp_path)
     rule = sniff(path)
     assert rule is not None and rule.kind == kind
-    for reader in (NSYS, ROCPROF, TORCH):
+    for reader in (NSYS, ROCPROF, TORCH, RPD, PROTON):
         verdict = check(path, reader)
         if rule.reader == reader:
             assert verdict.refusal is None
@@ -246,7 +253,8 @@ def test_a_gzipped_export_says_gunzip(tmp_path: Path) -> None:
     db = _gzipped(tmp_path)
     line = _lines(db)
     assert line == ("run.sqlite.gz: a gzipped SQLite database; run `gunzip -k run.sqlite.gz` "
-                    "and import the database it leaves")
+                    "and import the database it leaves (a gzipped rocmProfileData trace: "
+                    "`roofline import rpd` reads it as it is)")
 
 
 def test_a_wal_export_in_a_read_only_folder_is_an_nsys_export(

@@ -30,8 +30,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def sniff(path: Path) -> str:
     """Format of a counter file: rocprofv3-csv, rocpd, rocprof-compute-pmc, ncu-csv (details),
-    ncu-raw, ncu-rep, roofline-v1, sysinfo, kernel-trace, or unknown."""
-    from . import amd, ncu, roofline_v1
+    ncu-raw, ncu-rep, roofline-v1, proton, sysinfo, kernel-trace, spm, or unknown."""
+    from . import amd, ncu, proton, roofline_v1
 
     if path.suffix.lower() == ".ncu-rep":
         return "ncu-rep"
@@ -40,6 +40,12 @@ def sniff(path: Path) -> str:
         return "rocpd"
     text = read_text(path)
     stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            doc = parse_json_text(text, path, allow_nan=True)
+        except (OSError, ValueError):
+            return "unknown"
+        return "proton" if proton.looks_like_proton(doc) else "unknown"
     if stripped.startswith("{"):
         try:  # bounded in depth like every JSON the engine reads
             doc = parse_json_text(text, path, allow_nan=True)
@@ -57,6 +63,9 @@ def sniff(path: Path) -> str:
         if ncu.is_raw_header(r):
             return "ncu-raw"
         cells = {c.strip().lower() for c in r}
+        if {"dispatch_id", "counter_name", "counter_value"} <= cells and not (
+                cells & {"kernel_name", "kernel-name"}):
+            return "spm"
         if {"gpu_arch", "cu_per_gpu"} <= cells:
             return "sysinfo"
         if ("kernel_name" in cells and "start_timestamp" in cells) or (
@@ -198,7 +207,7 @@ def load_counters(
 
 
 def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) -> None:
-    from . import amd, ncu, roofline_v1
+    from . import amd, ncu, proton, roofline_v1
 
     problems = result.problems
     kinds: dict[Path, str] = {}
@@ -252,6 +261,19 @@ def _load(paths: list[Path], fpm: float | dict[str, float], result: CounterSet) 
                            for q, k in kinds.items()):
                     problems.append(f"{p.name}: a rocprof-compute sysinfo.csv (the GPU's "
                                     "description), no counters; give it with its pmc_perf.csv")
+            elif kind == "proton":
+                prof = proton.read_proton(parse_json_text(read_text(p), p, allow_nan=True))
+                problems.extend(f"{p.name}: {x}" for x in prof.problems)
+                found = proton.measurements(prof, str(p))
+                if not found:
+                    problems.append(f"{p.name}: a Proton profile with no flops/bytes metrics: "
+                                    "nothing measured (kernel times: `roofline import proton`)")
+                for m in found:
+                    _add(result.measurements, m, problems)
+            elif kind == "spm":
+                problems.append(f"{p.name}: a rocprofv3 streaming-performance-monitor (SPM) "
+                                "CSV: counter samples by dispatch id with no kernel names, "
+                                "which cannot be tied to a kernel; not supported, ignored")
             elif kind in ("kernel-trace", "agent-info"):
                 problems.append(f"{p.name}: a {kind.replace('-', ' ')} file, not counters; ignored")
             else:

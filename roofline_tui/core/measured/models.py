@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 from roofline_tui.core.empty import empty_dict, empty_list
 
 CounterSource = Literal[
-    "rocprofv3-csv", "rocpd", "rocprof-compute-pmc", "ncu-csv", "ncu-rep", "roofline-v1"
+    "rocprofv3-csv", "rocpd", "rocprof-compute-pmc", "ncu-csv", "ncu-rep", "roofline-v1",
+    "proton",
 ]
 
 
