@@ -56,7 +56,8 @@ def _route(path: Path, text: str) -> str:
     head = text.lstrip()[:300]
     if head.startswith("{") and "rocprofiler-sdk-tool" in head:
         return "rocprofv3-json"
-    if head.startswith("[") and '"process_name"' in head and '"GPU' in text[:2000]:
+    if head.startswith("[") and '"process_name"' in head and '"GPU' in text[:2000] \
+            and '"desc":"' in text[:64 * 1024]:
         return "rpd-json"
     if head.startswith("[") and '"frame"' in head:
         return "proton"

@@ -152,9 +152,26 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
             shown(", ".join(reading.row_flags(e)) or "–"),
         ])
     print_table(columns, rows, title)
+    print_levers(artifact)
     print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}")
     # the headline answer, last: what a pipeline's `tail -1` reads
     print(shown(reading.next_target_of(artifact).line), flush=True)
+
+
+def print_levers(artifact: Artifact, per_head: int = 2) -> None:
+    """Each head's first levers (by pct_gpu_time order), with what they are expected to gain;
+    every lever, its evidence and source are in the .md and the artifact."""
+    lines: list[str] = []
+    for i, short in enumerate(artifact.ranking_by_pct, 1):
+        e = artifact.entry(short)
+        if e is None or not e.levers:
+            continue
+        for lv in e.levers[:per_head]:
+            lines.append(shown(f"{i}  {lv.name}: {lv.action} → {lv.expected_effect}", limit=400))
+    if lines:
+        print("levers (first per head; all with evidence and source in the .md):")
+        for line in lines:
+            print(f"  {line}")
 
 
 def json_for_stdout(text: str) -> str:
@@ -245,9 +262,10 @@ def device_problem(args: argparse.Namespace) -> str | None:
                 known.setdefault(key, name)
     wanted = normalize_product(device) or device.lower()
     near = [known[k] for k in difflib.get_close_matches(wanted, list(known), n=5, cutoff=0.6)]
+    archs = sorted({s.gfx for s in sections if s.gfx})
     hint = (f"; did you mean {', '.join(shown(n) for n in near)}?" if near
-            else f"; the table knows {', '.join(shown(n) for n in sorted(known.values())[:12])}"
-                 + (" …" if len(known) > 12 else ""))
+            else f"; the table knows the archs {', '.join(shown(a) for a in archs)} "
+                 f"(`roofline devices` lists its {len(sections)} products)")
     table = shown(args.peaks) if args.peaks else "the bundled peaks.md"
     return f"--device '{shown(device)}' matches no product or arch in {table}{hint}"
 

@@ -101,8 +101,9 @@ RULES: tuple[Rule, ...] = (
          "json file", ROCPROF, "import it with `roofline import rocprofv3`"),
     Rule("kineto", "json", ('"traceEvents"',), "a PyTorch profiler (Kineto) trace", TORCH,
          "import it with `roofline import torch`"),
-    # rpd2tracing.py writes a bare JSON array whose GPU processes are named "GPU<n>"
-    Rule("rpd-json", "json", ('"process_name"', '"GPU'), "a rocmProfileData chrome-trace "
+    # rpd2tracing.py writes a bare JSON array whose GPU processes are named "GPU<n>" and whose
+    # ops carry a "desc" argument (a Kineto array may name a process "GPU 0" too: no "desc")
+    Rule("rpd-json", "json", ('"process_name"', '"GPU', '"desc":"'), "a rocmProfileData chrome-trace "
          "export (rpd2tracing JSON)", RPD, "import it with `roofline import rpd`"),
     Rule("proton", "json", ('"frame"', '"metrics"', '"children"'), "a Triton Proton profile "
          "(hatchet JSON)", PROTON, "import it with `roofline import proton`"),

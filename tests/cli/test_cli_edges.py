@@ -143,7 +143,8 @@ def test_an_unknown_device_is_a_usage_error_naming_the_near_ones(demo_copy: Path
     assert "did you mean mi355x" in line
     assert not (r / "profile_roofline.json").exists()
     far = one_line(roofline("analyze", r, "--device", "zzzz"))
-    assert "the table knows" in far and "gfx950" in far
+    assert "the table knows the archs" in far and "gfx950" in far and "sm_90" in far
+    assert "`roofline devices` lists" in far
     # a product, an alias spelling and an arch all match
     for device in ("MI355X", "AMD Instinct MI355X", "gfx950"):
         assert roofline("analyze", r, "--device", device).returncode == 0, device

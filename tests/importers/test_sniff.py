@@ -124,7 +124,8 @@ SAMPLES: dict[str, Maker] = {
     "rocprof-pmc": _text("pmc.csv", "Index,KernelName,gpu-id,grd,FETCH_SIZE\n"),
     "rpd": _db("trace.rpd", "rocpd_op", "rocpd_string", "rocpd_api"),
     "rpd-json": _text("trace.json", '[ {}\n,{"name": "process_name", "ph": "M", "pid":"2",'
-                                    '"args":{"name":"GPU2"}}\n]'),
+                                    '"args":{"name":"GPU2"}}\n,{"pid":"2","tid":"0","name":"k","ts":"1",'
+                                    '"dur":"2","ph":"X","args":{"desc":"KernelExecution"}}\n]'),
     "proton": _text("p.hatchet", '[{"children": [], "frame": {"name": "ROOT", "type": '
                                  '"function"}, "metrics": {"count": 0}}, {}]'),
     "rocprofv3-spm": _text("spm.csv", '"Dispatch_Id","Counter_Name","Counter_Value"\n'
@@ -162,6 +163,19 @@ def test_gzipped_text_is_sniffed_inflated(tmp_path: Path) -> None:
     p.write_bytes(gzip.compress(json.dumps({"traceEvents": []}).encode()))
     rule = sniff(p)
     assert rule is not None and rule.kind == "kineto"
+
+
+def test_a_kineto_event_array_naming_a_gpu_process_is_left_to_torch(tmp_path: Path) -> None:
+    # a bare Kineto array may name its device process "GPU 0" as rpd2tracing does; its ops
+    # carry no "desc", so `import torch` is not refused and `import rpd` is not offered
+    p = tmp_path / "a.json"
+    p.write_text(json.dumps([{"ph": "M", "name": "process_name", "pid": 0,
+                              "args": {"name": "GPU 0"}},
+                             {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                              "ts": 1.0, "dur": 2.0, "args": {"correlation": 1}}]))
+    rule = sniff(p)
+    assert rule is None or rule.kind != "rpd-json"
+    assert check(p, TORCH).refusal is None
 
 
 def test_unknown_binary_is_named_binary(tmp_path: Path) -> None:
