@@ -45,6 +45,8 @@ from roofline_tui.core.evidence import RaisedRoof, one_step_lower, raised_roofs
 from roofline_tui.core.evidence import annotate as annotate_evidence
 from roofline_tui.core.inputs import EnvReport, TopN, TopNEntry, Workload, launches_per_step
 from roofline_tui.core.instance_cases import InstanceCase, instance_cases
+from roofline_tui.core.levers import LaunchFacts
+from roofline_tui.core.levers import attach as attach_levers
 from roofline_tui.core.logical_ops import carrier, partners
 from roofline_tui.core.measured.models import ShapeCase
 from roofline_tui.core.model_config import ModelShape
@@ -1224,6 +1226,21 @@ def _analyze_heads(heads: Sequence[TopNEntry], sh: _Shared
     return entries, degraded, errors
 
 
+def _launch_facts(head: TopNEntry) -> LaunchFacts:
+    """What the Top-N recorded of a head's launches, for its levers: the first instance's grid
+    and block and its first input's dims (each from the first instance that has it)."""
+    insts = head.ext.instances if head.ext is not None else []
+    launch = next((i for i in insts if i.grid and i.block), None)
+    dims: tuple[int, ...] | None = None
+    for i in insts:
+        a = next((op for op in i.args if op.role == "input" and op.dims), None)
+        if a is not None and a.dims and all(isinstance(d, int) for d in a.dims):
+            dims = tuple(d for d in a.dims if isinstance(d, int))
+            break
+    return LaunchFacts(grid=tuple(launch.grid) if launch and launch.grid else None,
+                       block=tuple(launch.block) if launch and launch.block else None, dims=dims)
+
+
 def _ceilings(peaks: Peaks) -> dict[str, tuple[float, float]]:
     """(measured ceiling, data sheet) per dtype whose compute roof is a measured ceiling."""
     return {d: (peaks.flops[d], peaks.flops_data_sheet[d]) for d in peaks.flops
@@ -1252,6 +1269,8 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         entries, degraded, failed = _analyze_heads(heads, sh)
     errors += failed
     annotate_evidence(entries, datasheet_roof=lambda e: _datasheet_roof(e, peaks))
+    attach_levers(entries, {h.short_name: _launch_facts(h) for h in heads},
+                  peaks.gfx or (env.gfx if env else None))
     by_pct, by_gain = rank_entries(entries)
     # the artifact's stage is the highest any head reached; each entry keeps its own
     stages: list[Stage] = [e.stage or "A" for e in entries]

@@ -192,6 +192,20 @@ class AxisRow(Record):
     roofline_pct: float | None = None
 
 
+class Lever(Record):
+    """One concrete thing to do about a head, with what it rests on (core.levers, from the
+    cited rows of core.lever_table): ranked, first is the first to try."""
+
+    key: str = Field(description="the lever table row")
+    name: str
+    family: str = Field(description="tuning | backend | fusion | moe | launch | byte_reduction")
+    action: str = Field(description="what to do")
+    evidence: str = Field(description="what in this entry says so (kernel name, launch, verdict)")
+    expected_effect: str = Field(description="what it can gain and why: bounded by the entry's "
+                                             "attainable speedup, never a number not measured")
+    source: str = Field(description="the document the lever rests on")
+
+
 class Entry(Record):
     """One head kernel (spec §2 ``entries[]``)."""
 
@@ -223,6 +237,10 @@ class Entry(Record):
     suspect: bool = False
     byte_reduction_levers: list[str] = Field(default_factory=empty_list)
     notes: str = ""
+    levers: list[Lever] = when_set_list(
+        "every head's ranked levers with their evidence, expected effect and source "
+        "(core.levers over core.lever_table); the saturated ones include the byte-reduction "
+        "levers")
 
     # -- the Top-N row and classification
     op_subclass: str | None = when_set()

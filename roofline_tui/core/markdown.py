@@ -241,8 +241,14 @@ def _entry_notes(e: Entry) -> list[str]:
         out.append("")
     if e.notes:
         out.append(f"- notes: {md_cell(e.notes)}")
+    if e.levers:  # ranked, with evidence and expected effect (the §7.1 levers among them)
+        out.append("- levers (ranked):")
+        out += [f"  {i}. **{md_cell(lv.name)}**: {md_cell(lv.action)} — evidence: "
+                f"{md_cell(lv.evidence)}; expected: {md_cell(lv.expected_effect)} "
+                f"(source: {md_cell(lv.source)})" for i, lv in enumerate(e.levers, 1)]
     for lever in e.byte_reduction_levers:
-        out.append(f"- lever: {md_cell(lever)}")
+        if not e.levers or lever.startswith("constraint:"):
+            out.append(f"- lever: {md_cell(lever)}")
     return out
 
 

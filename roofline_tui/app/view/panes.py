@@ -207,6 +207,12 @@ def levers(e: Entry) -> RenderableType:
     t.add_row("why", safe(e.route_reason or "–"))
     if e.editable is not None:
         t.add_row("editable", Text("yes" if e.editable else "no (host-side levers only)"))
+    if e.levers:  # ranked, each with its evidence, expected effect and source
+        t.add_row("levers", _ranked_levers(e))
+        said = [lv for lv in e.byte_reduction_levers if lv.startswith("constraint:")]
+        if said:
+            t.add_row("constraint", _bullets(said, ""))
+        return t
     if e.dispatch_bound:
         t.add_row("launch-overhead levers", _bullets(list(DISPATCH_LEVERS), ""))
     if e.editable is False:
@@ -216,6 +222,22 @@ def levers(e: Entry) -> RenderableType:
             list(e.byte_reduction_levers),
             "none listed: byte-reduction levers are listed for saturated heads"))
     return t
+
+
+def _ranked_levers(e: Entry) -> Text:
+    out = Text()
+    for i, lv in enumerate(e.levers, 1):
+        if i > 1:
+            out.append("\n")
+        out.append(f"{i}. {printable(lv.name)}", style="bold")
+        out.append(f" — {printable(lv.action)}")
+        out.append("\n   evidence: ", style=DIM)
+        out.append(printable(lv.evidence))
+        out.append("\n   expected: ", style=DIM)
+        out.append(printable(lv.expected_effect))
+        out.append("\n   source: ", style=DIM)
+        out.append(printable(lv.source), style=DIM)
+    return out
 
 
 # Spec §5 (dispatch-bound: the launch, not the kernel body, is the cost) and the host-side route.
