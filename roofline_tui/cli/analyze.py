@@ -153,6 +153,8 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         ])
     print_table(columns, rows, title)
     print_levers(artifact)
+    for join in artifact.counter_joins:  # stage C: what each counter file was applied to
+        print(shown(reading.counter_join_line(join), limit=600))
     print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}")
     # the headline answer, last: what a pipeline's `tail -1` reads
     print(shown(reading.next_target_of(artifact).line), flush=True)

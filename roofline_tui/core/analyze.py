@@ -20,6 +20,9 @@ from roofline_tui.core.artifact import (
     Artifact,
     AxisRow,
     Confidence,
+    CounterFileJoin,
+    CounterMatch,
+    CounterMiss,
     Degraded,
     Entry,
     EntryPart,
@@ -50,6 +53,7 @@ from roofline_tui.core.levers import attach as attach_levers
 from roofline_tui.core.logical_ops import carrier, partners
 from roofline_tui.core.measured.models import ShapeCase
 from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.names import cap_name
 from roofline_tui.core.opmodels import (
     MODELS,
     Candidate,
@@ -1241,6 +1245,35 @@ def _launch_facts(head: TopNEntry) -> LaunchFacts:
                        block=tuple(launch.block) if launch and launch.block else None, dims=dims)
 
 
+def _plan_counters(heads: Sequence[TopNEntry], refinements: Refinements | None,
+                   round_arch: str | None) -> list[CounterFileJoin]:
+    """Settle which head gets which measured kernel (core.measured.joins) and the account of
+    every counter file; empty without counters."""
+    if refinements is None or refinements.counters is None:
+        return []
+    from roofline_tui.core.measured.joins import HeadName
+
+    names = [HeadName(h.name, h.short_name, frozenset(
+        (tuple(i.grid), tuple(i.block)) for i in (h.ext.instances if h.ext else [])
+        if i.grid and i.block)) for h in heads]
+    plan = refinements.plan_counters(names, round_arch)
+    if plan is None:
+        return []
+    return [CounterFileJoin(
+        file=Path(f.path).name, source=f.source, arch=f.arch, kernels=f.kernels,
+        matched=[CounterMatch(kernel=cap_name(j.kernel, 200), entry=j.entry, rule=j.rule)
+                 for j in f.matched],
+        not_applied=[CounterMiss(kernel=cap_name(u.kernel, 200), entries=u.entries,
+                                 reason=u.reason) for u in f.not_applied],
+        unmatched=[cap_name(k, 200) for k in f.unmatched[:MAX_UNMATCHED]],
+        unmatched_count=len(f.unmatched),
+        **({"arch_warning": f.arch_warning} if f.arch_warning else {}))
+        for f in plan.files]
+
+
+MAX_UNMATCHED = 20
+
+
 def _ceilings(peaks: Peaks) -> dict[str, tuple[float, float]]:
     """(measured ceiling, data sheet) per dtype whose compute roof is a measured ceiling."""
     return {d: (peaks.flops[d], peaks.flops_data_sheet[d]) for d in peaks.flops
@@ -1263,6 +1296,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
                  options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements,
                  parallel=parallel)
     heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
+    joins = _plan_counters(heads, inputs.refinements, peaks.gfx or (env.gfx if env else None))
     entries, degraded, failed = _analyze_heads(heads, sh)
     sh.raised = raised_roofs(entries, _ceilings(peaks), M.ISOLATED_NOISE)
     if sh.raised:  # a kernel beat a measured ceiling: judge the run again on the raised roof
@@ -1310,6 +1344,11 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     )
     if topn.notes:
         artifact.profile_notes = list(topn.notes)
+    if joins:
+        from roofline_tui.core.reading import counter_join_line
+
+        artifact.counter_joins = joins
+        artifact.profile_notes += [counter_join_line(j) for j in joins]
     no_regime = topn.ext.regime if topn.ext is not None else None
     if no_regime is not None and no_regime.regime is None and (
             no_regime.evidence not in artifact.profile_notes):

@@ -455,6 +455,39 @@ class InputsUsed(Record):
     model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
 
 
+class CounterMatch(Record):
+    """One measured kernel of a counter file and the head entry it was applied to."""
+
+    kernel: str = Field(description="the kernel as the counter file names it (capped)")
+    entry: str = Field(description="the head entry's short name")
+    rule: str = Field(description="how they matched: exact | signature | short name | prefix "
+                                  "| short name + launch")
+
+
+class CounterMiss(Record):
+    """A measured kernel that was not applied: the heads that reached it and why not."""
+
+    kernel: str
+    entries: list[str] = Field(default_factory=empty_list)
+    reason: str
+
+
+class CounterFileJoin(Record):
+    """How one counter file joined the round's heads (core.measured.joins)."""
+
+    file: str = Field(description="the counter file's name")
+    source: str = Field(description="its format (ncu-csv, rocprof-compute-pmc, proton, ...)")
+    arch: str | None = Field(default=None, description="the arch it was collected on, when "
+                                                       "the file says")
+    kernels: int = Field(description="measured kernels in the file")
+    matched: list[CounterMatch] = Field(default_factory=empty_list)
+    not_applied: list[CounterMiss] = Field(default_factory=empty_list)
+    unmatched: list[str] = Field(default_factory=empty_list, description=(
+        "measured kernels no head matched (the first 20; ``unmatched_count`` has them all)"))
+    unmatched_count: int = 0
+    arch_warning: str | None = when_set(description="the file's arch differs from the round's")
+
+
 class PredictedVsActual(Record):
     """A kernel whose per-launch time moved between two rounds, against what was predicted."""
 
@@ -667,6 +700,9 @@ class Artifact(Record):
     inputs: InputsUsed = when_set(factory=InputsUsed)
     doctrine_note: str | None = when_set()
     # -- what the profile's importer noticed (bad rows skipped, graph replay, names cut ...)
+    counter_joins: list[CounterFileJoin] = when_set_list(
+        "stage C: per counter file, which measured kernels were applied to which heads by "
+        "which rule, which matched nothing, which were withheld and why")
     profile_notes: list[str] = when_set(
         factory=empty_list, description="notes the importer wrote into profile_topN.json, one line "
         "each (sanitised)")

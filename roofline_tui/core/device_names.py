@@ -83,7 +83,7 @@ def normalize_arch(name: object) -> str | None:
     return _CODENAMES.get(s, s)
 
 
-_VENDOR_WORDS = ("amd", "nvidia", "instinct", "tesla", "radeon", "ai", "pro")
+_VENDOR_WORDS = ("amd", "nvidia", "instinct", "tesla", "radeon", "geforce", "ai", "pro")
 # Spellings profilers print that the prefix rule below cannot reach, normalised, -> the
 # normalised ``product`` of their peak-table section.
 _PRODUCT_ALIASES = {

@@ -150,6 +150,65 @@ def short_name(name: str, limit: int | None = SHORT_NAME_MAX) -> str:
     return out[:limit] if limit else out
 
 
+# a value cast in a template argument list: nsys prints ``(bool)0, (int)7`` where ncu prints
+# ``0, 7``
+_VALUE_CAST = lazy_compile(r"\((?:(?:unsigned|signed|long|short)\s+)*(?:bool|char|short|int|long|"
+                           r"long long|__int128)\)(?=-?\d)")
+_QUALIFIER = lazy_compile(r"(?<![\w:])(?:(?:[A-Za-z_]\w*|\(anonymous namespace\))::)+")
+_SPACE = lazy_compile(r"\s+")
+
+
+def _last_token(s: str) -> str:
+    """The text after the last space outside ``<>``/``()`` (the function name with its template
+    and argument lists; a return type such as ``enable_if<…>::type`` before it is dropped)."""
+    depth = 0
+    start = 0
+    for i, ch in enumerate(s):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(depth - 1, 0)
+        elif ch == " " and depth == 0:
+            start = i + 1
+    return s[start:]
+
+
+def _without_arguments(s: str) -> str:
+    """``s`` without a trailing top-level ``(…)`` argument list."""
+    if not s.endswith(")"):
+        return s
+    depth = 0
+    for i in range(len(s) - 1, -1, -1):
+        ch = s[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                return s[:i]
+    return s
+
+
+def signature_key(name: str) -> str | None:
+    """A templated kernel's identity across profilers: its function name (no namespace, no
+    return type, no argument list) with its template arguments, value casts and namespace
+    qualifiers removed and spaces dropped; ``None`` for a name without template arguments.
+
+    nsys's ``std::enable_if<!T7, void>::type internal::gemvx::kernel<int, …, (bool)0, (int)7,
+    …>(int, T13)`` and ncu's ``enable_if<!T7, void>::type kernel<int, …, 0, 7, …>(T13)`` share
+    one key, and the ``(int)6`` instantiation beside it has another."""
+    s = strip_code_object_suffix((name or "").strip()[:NAME_CAP])
+    if not s or is_truncated(s) or "<" not in s:
+        return None
+    s = _without_arguments(_last_token(s))
+    head, lt, args = s.partition("<")
+    if not lt or not args.endswith(">"):
+        return None
+    head = head.rsplit("::", 1)[-1]
+    args = _QUALIFIER.sub("", _VALUE_CAST.sub("", args))
+    return _SPACE.sub("", f"{head}<{args}").lower() or None
+
+
 def short_name_of(name: str) -> str:
     """The one short-name rule (:func:`short_name`, at most :data:`SHORT_NAME_MAX` chars);
     ``"?"`` when nothing is left. Importers and the Top-N loader share it (it lives here, not

@@ -27,7 +27,14 @@ from collections import defaultdict
 from typing import Any, Literal, get_args
 
 from roofline_tui.core import units
-from roofline_tui.core.artifact import Artifact, Entry, NextSkipped, NextSkipReason, NextTarget
+from roofline_tui.core.artifact import (
+    Artifact,
+    CounterFileJoin,
+    Entry,
+    NextSkipped,
+    NextSkipReason,
+    NextTarget,
+)
 from roofline_tui.core.demangle import display_name, fit
 from roofline_tui.core.labels import LABEL_MAX
 from roofline_tui.core.lazy_re import lazy_compile
@@ -392,3 +399,26 @@ def next_role(nt: NextTarget, e: Entry) -> str:
         return "next (host-side)" if nt.host_side else "next"
     skip = next((s for s in nt.skipped if s.short_name == e.short_name), None)
     return f"skipped: {skip.reason}" if skip is not None else ""
+
+
+def counter_join_line(j: CounterFileJoin) -> str:
+    """One counter file's join, in one line: what it measured, what was applied where, what
+    matched nothing, what was withheld and why (the first reason of each kind)."""
+    arch = f", {j.arch}" if j.arch else ""
+    parts = [f"counters {j.file} ({j.source}{arch}): {j.kernels} kernel(s) measured"]
+    if j.matched:
+        shown_ = "; ".join(f"{fit(display_name(m.kernel), 48)} → {m.entry} by {m.rule}"
+                           for m in j.matched[:3])
+        more = f" and {len(j.matched) - 3} more" if len(j.matched) > 3 else ""
+        parts.append(f"{len(j.matched)} applied ({shown_}{more})")
+    else:
+        parts.append("none applied")
+    if j.not_applied:
+        first = j.not_applied[0]
+        parts.append(f"{len(j.not_applied)} withheld ({fit(display_name(first.kernel), 48)}: "
+                     f"{first.reason})")
+    if j.unmatched_count:
+        parts.append(f"{j.unmatched_count} matched no head entry")
+    if j.arch_warning:
+        parts.append(f"warning: {j.arch_warning}")
+    return printable(", ".join(parts))

@@ -38,6 +38,9 @@ from roofline_tui.core.opmodels import OpContext
 # run's start-up) are imported by load_refinements and for_kernel, only when a round has captured
 # shapes or counter files.
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roofline_tui.core.measured.joins import HeadName, JoinPlan
     from roofline_tui.core.measured.models import (
         CapturedShapes,
         CounterSet,
@@ -252,13 +255,30 @@ class KernelRefinement:
 class Refinements:
     tasks: list[CapturedShapes] = field(default_factory=list)
     counters: CounterSet | None = None
+    # which head gets which measured kernel, settled over all heads (core.measured.joins);
+    # without one, each name is matched on its own
+    counter_plan: JoinPlan | None = None
+
+    def plan_counters(self, heads: Sequence[HeadName], round_arch: str | None
+                      ) -> JoinPlan | None:
+        """Settle the counter joins of these heads (and keep the plan for ``for_kernel``)."""
+        if self.counters is None:
+            self.counter_plan = None
+            return None
+        from roofline_tui.core.measured.joins import plan_joins
+
+        self.counter_plan = plan_joins(self.counters, heads, round_arch)
+        return self.counter_plan
 
     def for_kernel(self, name: str) -> KernelRefinement | None:
         from roofline_tui.core.measured.counters import match_measurement
         from roofline_tui.core.measured.shapes import match_task
 
         captured = match_task(self.tasks, name) if self.tasks else None
-        measurement = match_measurement(self.counters, name) if self.counters else None
+        if self.counter_plan is not None:
+            measurement = self.counter_plan.by_head.get(name)
+        else:
+            measurement = match_measurement(self.counters, name) if self.counters else None
         if captured is None and measurement is None:
             return None
         return KernelRefinement(captured=captured, measurement=measurement)

@@ -631,4 +631,5 @@ def measure_kernel(
         read_bytes_per_dispatch=mean(t.reads),
         write_bytes_per_dispatch=mean(t.writes),
         flops_by_dtype=flops_by_dtype,
+        arch=arch,
     )

@@ -40,6 +40,14 @@ class KernelMeasurement(BaseModel):
     flops_by_dtype: dict[str, float] = Field(default_factory=empty_dict)
     # other names the same kernel goes by (e.g. roofline-v1 matched_kernel_name)
     aliases: list[str] = Field(default_factory=empty_list)
+    # the architecture the counters were collected on (ncu's CC column, rocprof-compute's
+    # sysinfo gpu_arch, rocprofv3's agent_info, Proton's device arch), normalised; None: unsaid
+    arch: str | None = None
+    # the launch geometry the profiler recorded (ncu: Grid Size and Block Size, in blocks and
+    # threads) when every profiled launch had the same one; used to tell apart entries that
+    # share a short name
+    grid: list[int] | None = None
+    block: list[int] | None = None
     # roofline-v1 only
     roofline_pct: float | None = None
     attainable_speedup: float | None = None

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from roofline_tui.core.lazy_re import lazy_compile
 
 from ..dtypes import canonical_dtype
 from ..names import cap_name
+from ..peaks import normalize_arch
 from ._util import mean, to_float
 from .models import KernelMeasurement
+
+T = TypeVar("T")
 
 NCU_REP_MISSING = "ncu-report package not installed: pip install roofline_tui[ncu]"
 
@@ -114,6 +118,31 @@ class Launch:
     def __init__(self, kernel: str) -> None:
         self.kernel = kernel
         self.metrics: dict[str, float] = {}
+        self.arch: str | None = None  # from the CC column ("12.0" -> sm_120)
+        self.grid: tuple[int, ...] | None = None
+        self.block: tuple[int, ...] | None = None
+
+    def take_columns(self, header: list[str], row: list[str]) -> None:
+        """The launch's device and geometry columns, where the page has them."""
+        def cell(name: str) -> str:
+            i = header.index(name) if name in header else -1
+            return row[i].strip() if 0 <= i < len(row) else ""
+
+        cc = cell("CC")
+        if _CC.match(cc):
+            self.arch = normalize_arch(cc)
+        self.grid = _dims(cell("Grid Size")) or self.grid
+        self.block = _dims(cell("Block Size")) or self.block
+
+
+_CC = lazy_compile(r"^\d{1,2}\.\d$")
+_DIMS = lazy_compile(r"^\(?\s*(\d{1,10})\s*,\s*(\d{1,10})\s*,\s*(\d{1,10})\s*\)?$")
+
+
+def _dims(text: str) -> tuple[int, ...] | None:
+    """ncu's ``(128, 1, 1)``; None for anything else."""
+    m = _DIMS.match(text)
+    return tuple(int(g) for g in m.groups()) if m else None
 
 
 def parse_details(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list[str]]:
@@ -134,7 +163,10 @@ def parse_details(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list
         if not metric or is_details_header(r):
             continue
         key = r[ii].strip() if ii is not None and r[ii].strip() else f"row{n}"
-        launch = launches.setdefault(key, Launch(cap_name(r[ki].strip())))
+        launch = launches.get(key)
+        if launch is None:
+            launch = launches[key] = Launch(cap_name(r[ki].strip()))
+            launch.take_columns(h, r)
         value = to_float(r[vi])
         if value is None:
             continue
@@ -167,6 +199,7 @@ def parse_raw(path: Path, rows: list[list[str]]) -> tuple[list[Launch], list[str
         if len(r) <= ki or not r[0].strip():
             continue
         launch = Launch(cap_name(r[ki].strip()))
+        launch.take_columns(h, r)
         for j, (name, cell) in enumerate(zip(h, r)):
             if "__" not in name and name not in CORROBORATION_METRICS:
                 continue
@@ -319,7 +352,19 @@ def _measure_kernel(kernel: str, ls: list[Launch], source: str, path: str) -> Ke
         read_bytes_per_dispatch=mean(reads),
         write_bytes_per_dispatch=mean(writes),
         flops_by_dtype=flops_by_dtype,
+        arch=_one({la.arch for la in ls}),
+        grid=_as_list(_one({la.grid for la in ls})),
+        block=_as_list(_one({la.block for la in ls})),
     )
+
+
+def _one(values: set[T]) -> T | None:
+    """The value every launch agrees on; None when they differ or none has one."""
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def _as_list(dims: tuple[int, ...] | None) -> list[int] | None:
+    return list(dims) if dims is not None else None
 
 
 def _launch_bytes(vals: list[_LaunchValues], notes: list[str], missing: list[str]

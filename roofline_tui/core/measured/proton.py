@@ -162,5 +162,6 @@ def measurements(profile: ProtonProfile, path: str) -> list[KernelMeasurement]:
             flops_dtype=dominant, duration_s=k.time_ns / k.count / 1e9,
             flops_by_dtype=flops,
             missing=[] if k.bytes is not None else ["bytes"],
-            source="proton", path=path, notes=notes))
+            source="proton", path=path, notes=notes,
+            arch=profile.devices.get((k.device_type.upper(), k.device), {}).get("arch")))
     return out
