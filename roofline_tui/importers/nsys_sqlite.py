@@ -21,10 +21,9 @@ A kernel table may name its launches by one column of ``NAME_COLUMNS`` or severa
 
 from __future__ import annotations
 
-import bisect
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +39,11 @@ from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import (
     DEFAULT_TOP,
     ImportProblem,
-    ServingInfo,
     build_topn,
 )
 from roofline_tui.importers.device import DeviceInfo, identify
-from roofline_tui.importers.steps import StepRecord, parse_step_label, phase_aggregates
+from roofline_tui.importers.step_spans import StepSpans, serving_info
+from roofline_tui.importers.steps import parse_step_label
 from roofline_tui.importers.tables import LaunchSums, TableImport, choose_device
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -56,7 +55,6 @@ NVTX = "NVTX_EVENTS"
 STRINGS = "StringIds"
 NAME_COLUMNS = ("demangledName", "shortName", "mangledName")
 MAX_NAMES = 1_000_000  # distinct kernel names whose capped form is remembered
-STEP_LOOKBACK = 16  # step ranges looked at before a launch time (nesting depth)  # distinct (grid, block) pairs kept per kernel name
 
 # CUpti_ActivityMemcpyKind
 COPY_KINDS = {0: "Unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
@@ -84,48 +82,6 @@ class _Budget:
         for rec in self.query.rows(con, sql, what):
             self.take(pname)
             yield rec
-
-
-@dataclass
-class _Steps:
-    """Step ranges per thread, sorted by start, with their records."""
-
-    by_tid: dict[int, list[tuple[float, float, int]]] = field(default_factory=dict)
-    records: list[StepRecord] = field(default_factory=list)
-    phases: list[str | None] = field(default_factory=list)
-    starts: dict[int, list[float]] = field(default_factory=dict)
-
-    def add(self, tid: int, start: float, end: float, rec: StepRecord) -> None:
-        self.records.append(rec)
-        self.phases.append(_phase_of(rec))
-        self.by_tid.setdefault(tid, []).append((start, end, len(self.records) - 1))
-
-    def seal(self) -> None:
-        for tid, spans in self.by_tid.items():
-            spans.sort()
-            self.starts[tid] = [s for s, _e, _i in spans]
-
-    def at(self, tid: int, t: float) -> int | None:
-        """The innermost step range of thread ``tid`` holding time ``t``."""
-        spans = self.by_tid.get(tid)
-        if not spans:
-            return None
-        k = bisect.bisect_right(self.starts[tid], t) - 1
-        for j in range(k, max(k - STEP_LOOKBACK, -1), -1):  # nested ranges: a few back
-            s, e, i = spans[j]
-            if s <= t <= e:
-                return i
-        return None
-
-
-def _phase_of(rec: StepRecord) -> str | None:
-    """prefill for a step with context tokens, decode for generation only (the torch
-    importer's rule)."""
-    if rec.dummy or rec.phase == "idle":
-        return None
-    if rec.phase in ("prefill_only", "mixed"):
-        return "prefill"
-    return "decode" if rec.generation is not None else None
 
 
 def _tables(con: sqlite3.Connection, pname: str) -> set[str]:
@@ -204,9 +160,9 @@ def _kernel_groups(con: sqlite3.Connection, cols: set[str], strings: bool, budge
     yield from budget.read(con, sql, f"{KERNELS} (summed by name and geometry)", pname)
 
 
-def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) -> _Steps:
+def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) -> StepSpans:
     cols = _columns(con, NVTX)
-    out = _Steps()
+    out = StepSpans()
     if not {"start", "end"} <= cols:
         return out
     text = 'n."text"' if "text" in cols else "NULL"
@@ -324,7 +280,7 @@ def _grouped(con: sqlite3.Connection, cols: set[str], strings: bool, sums: Launc
     return skipped
 
 
-def _per_launch(con: sqlite3.Connection, cols: set[str], strings: bool, steps: _Steps,
+def _per_launch(con: sqlite3.Connection, cols: set[str], strings: bool, steps: StepSpans,
                 sums: LaunchSums, budget: _Budget, pname: str) -> int:
     """One launch at a time, each joined to the step holding its launch call; returns the
     launches skipped."""
@@ -374,7 +330,7 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
         strings = STRINGS in tables
         if not strings:
             notes.append(f"{pname}: no {STRINGS} table: kernels are named by their string id")
-        steps = _steps(con, strings, budget, pname) if NVTX in tables else _Steps()
+        steps = _steps(con, strings, budget, pname) if NVTX in tables else StepSpans()
         with_launch = bool(steps.records) and RUNTIME in tables
         if steps.records and not with_launch:
             notes.append(f"{pname}: NVTX step ranges found but no {RUNTIME} table to tie "
@@ -417,7 +373,7 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
         notes.append(f"{pname}: {GPUS} lists {len(devices)} GPUs; no GPU activity on {listed}")
     chosen = sums.of(dev)
     n = chosen.launches
-    serving = _serving(steps) if chosen.phased else None
+    serving = serving_info(steps) if chosen.phased else None
     doc = build_topn(chosen.aggs.values(), source="nsys", total_us=chosen.total_us,
                      launches=n, top=top, notes=notes, serving=serving)
     sums.attach_spread(doc, dev, device_index,
@@ -425,18 +381,3 @@ def import_nsys_sqlite(path: Path, *, top: int = DEFAULT_TOP,
                         for d, info in devices.items()})
     return TableImport(doc=doc, device_message=message, rows=n, notes=notes, skipped=skipped,
                        device_info=devices.get(dev))
-
-
-def _serving(steps: _Steps) -> ServingInfo:
-    recs = [r for r, ph in zip(steps.records, steps.phases, strict=True) if ph is not None]
-    decode = [r for r in recs if _phase_of(r) == "decode"]
-    return ServingInfo(
-        n_prefill_steps=sum(1 for r in recs if _phase_of(r) == "prefill"),
-        n_decode_steps=len(decode),
-        decode_batches=[int(r.generation.requests or r.generation.sq or 0)
-                        for r in decode if r.generation is not None],
-        phases=phase_aggregates(recs),
-        families=sorted({r.family for r in recs}),
-        problems=sorted({p for r in recs for p in r.problems})[:8],
-        backfilled=sorted({b for r in recs for b in r.backfilled})[:8],
-    )

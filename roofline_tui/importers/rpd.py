@@ -14,8 +14,10 @@ them): ``opType`` says what the op is and ``description`` names it.
 A kernel's launch geometry comes from ``rocpd_kernelapi`` (grid and workgroup) through
 ``rocpd_api_ops`` where the launch API is recorded; graph-launched tasks have none. One device is
 kept (the most GPU time, or ``--device-index``) and every device's spread is recorded as the
-other table readers do. roctx ranges (``rocpd_api`` marker rows) are not read as serving steps
-(no public rpd trace carries vLLM/SGLang step labels yet): a note says so when there are some.
+other table readers do. roctx ranges (``UserMarker`` rows of ``rocpd_api``, their text in
+``args``) whose text is a vLLM / SGLang / ATOM step label are serving steps: a kernel whose
+launch call (``rocpd_api_ops``) lies inside one on its thread takes that step's phase, and the
+Top-N gets the ``serving`` block the nsys reader writes from NVTX steps.
 
 The database is opened read-only under the engine's query budget; a gzipped one is inflated
 (at most :data:`MAX_INFLATED_BYTES`) into a private temporary directory that is removed after.
@@ -43,9 +45,11 @@ from roofline_tui.core.measured.sqlite_ro import (
 )
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.textsafe import printable
-from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, build_topn
+from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, ServingInfo, build_topn
 from roofline_tui.importers.sniff import RPD
 from roofline_tui.importers.sniff import check as sniff_check
+from roofline_tui.importers.step_spans import StepSpans, serving_info
+from roofline_tui.importers.steps import parse_step_label
 from roofline_tui.importers.tables import LaunchSums, TableImport, choose_device
 
 MAX_INFLATED_BYTES = 4 * 1024**3  # a gzipped .rpd inflated beyond this is refused
@@ -64,6 +68,15 @@ _OP_SQL = ("SELECT o.id, o.gpuId, o.start, o.end, d.string, t.string FROM rocpd_
            "JOIN rocpd_string d ON d.id = o.description_id "
            "JOIN rocpd_string t ON t.id = o.opType_id "
            f"LIMIT {SQLITE_ROW_BUDGET + 1}")
+# the launch call of each op (its thread and start time), to place the op in a roctx step
+_LAUNCH_SQL = ("SELECT o.op_id, a.tid, a.start FROM rocpd_api_ops o JOIN rocpd_api a "
+               f"ON a.id = o.api_id LIMIT {SQLITE_ROW_BUDGET + 1}")
+# roctx ranges: rpd records a pushed/started range as a `UserMarker` API row whose args hold
+# the range's text, spanning push to pop
+_RANGE_SQL = ("SELECT a.start, a.end, a.tid, t.string FROM rocpd_api a "
+              "JOIN rocpd_string n ON n.id = a.apiName_id "
+              "JOIN rocpd_string t ON t.id = a.args_id WHERE n.string = 'UserMarker' "
+              f"LIMIT {SQLITE_ROW_BUDGET + 1}")
 _GEOMETRY_SQL = ("SELECT a.op_id, k.gridX, k.gridY, k.gridZ, k.workgroupX, k.workgroupY, "
                  "k.workgroupZ FROM rocpd_api_ops a JOIN rocpd_kernelapi k "
                  f"ON k.api_ptr_id = a.api_id LIMIT {SQLITE_ROW_BUDGET + 1}")
@@ -159,14 +172,19 @@ def _import_db(db: Path, shown_path: Path, top: int, device_index: int | None) -
                                 "rocpd_op/rocpd_string tables; not an rpd trace")
         geo = (_geometry(con, budget.rows(con, _GEOMETRY_SQL, "kernel launches"))
                if {"rocpd_api_ops", "rocpd_kernelapi"} <= tables else {})
+        markers = _marker_count(con, budget, tables)
+        steps = _steps(con, budget) if markers else StepSpans()
+        phase_of_op = (_op_phases(con, budget, steps)
+                       if steps.records and "rocpd_api_ops" in tables else {})
         for oid, gpu, start, end, desc, optype in budget.rows(con, _OP_SQL, "rocpd_op"):
             s, e, dev = number(start), number(end), integer(gpu, nonneg=False)
             kind = optype if isinstance(optype, str) else ""
             if s is None or e is None or e < s or dev is None:
                 skipped += 1
                 continue
-            skipped += _add_op(sums, other, dev, kind, desc, e - s, geo.get(integer(oid) or -1))
-        markers = _marker_count(con, budget, tables)
+            op = integer(oid) or -1
+            skipped += _add_op(sums, other, dev, kind, desc, e - s, geo.get(op),
+                               phase_of_op.get(op))
     except sqlite3.OperationalError as exc:
         if budget.tripped:
             raise ImportProblem(f"{pname}: query stopped: {budget.stop_reason()}") from None
@@ -175,10 +193,43 @@ def _import_db(db: Path, shown_path: Path, top: int, device_index: int | None) -
         raise ImportProblem(f"{pname}: SQLite error ({printable(str(exc))})") from None
     finally:
         con.close()
-    if markers:
-        notes.append(f"{pname}: {markers:,} roctx marker/range row(s) not read as serving "
-                     "steps (no step labels are read from rpd yet)")
-    return _finish(sums, other, skipped, notes, pname, top, device_index)
+    if steps.records:
+        placed = sum(1 for p in phase_of_op.values() if p is not None)
+        notes.append(f"{pname}: {len(steps.records):,} roctx range(s) are serving steps "
+                     f"({', '.join(sorted({r.family for r in steps.records}))}); {placed:,} "
+                     "GPU op(s) launched inside one")
+    elif markers:
+        notes.append(f"{pname}: {markers:,} roctx marker/range row(s), none a vLLM / SGLang / "
+                     "ATOM step label: no serving steps")
+    return _finish(sums, other, skipped, notes, pname, top, device_index,
+                   serving_info(steps) if steps.records else None)
+
+
+def _steps(con: sqlite3.Connection, budget: Any) -> StepSpans:
+    """The roctx ranges whose text is a serving step label, per launching thread."""
+    out = StepSpans()
+    for start, end, tid, text in budget.rows(con, _RANGE_SQL, "roctx ranges"):
+        if not isinstance(text, str):
+            continue
+        rec = parse_step_label(text)
+        s, e = number(start), number(end)
+        if rec is None or rec.dummy or s is None or e is None or e < s:
+            continue
+        out.add(integer(tid, nonneg=False) or 0, s, e, rec)
+    out.seal()
+    return out
+
+
+def _op_phases(con: sqlite3.Connection, budget: Any, steps: StepSpans) -> dict[int, str | None]:
+    """op id -> the phase of the step holding its launch call (None: outside every step)."""
+    out: dict[int, str | None] = {}
+    for op, tid, start in budget.rows(con, _LAUNCH_SQL, "launch calls"):
+        oid, thread, t = integer(op), integer(tid, nonneg=False), number(start)
+        if oid is None or thread is None or t is None:
+            continue
+        i = steps.at(thread, t)
+        out[oid] = steps.phases[i] if i is not None else None
+    return out
 
 
 def _marker_count(con: sqlite3.Connection, budget: Any, tables: set[str]) -> int:
@@ -193,8 +244,8 @@ def _marker_count(con: sqlite3.Connection, budget: Any, tables: set[str]) -> int
 
 
 def _add_op(sums: LaunchSums, other: dict[str, int], dev: int, kind: str, desc: Any,
-            dur_ns: float, geo: tuple[tuple[int, int, int], tuple[int, int, int]] | None
-            ) -> int:
+            dur_ns: float, geo: tuple[tuple[int, int, int], tuple[int, int, int]] | None,
+            phase: str | None = None) -> int:
     """Add one op; 1 when it could not be (a kernel without a name), else 0."""
     copy = COPY_OPS.get(kind)
     if copy is not None:
@@ -204,14 +255,15 @@ def _add_op(sums: LaunchSums, other: dict[str, int], dev: int, kind: str, desc: 
         if not isinstance(desc, str) or not desc.strip():
             return 1
         grid, block = geo if geo is not None else (None, None)
-        sums.add(dev, cap_name(desc.strip()), dur_ns, grid, block)
+        sums.add(dev, cap_name(desc.strip()), dur_ns, grid, block, phase)
         return 0
     other[kind or "?"] = other.get(kind or "?", 0) + 1
     return 0
 
 
 def _finish(sums: LaunchSums, other: dict[str, int], skipped: int, notes: list[str],
-            pname: str, top: int, device_index: int | None) -> TableImport:
+            pname: str, top: int, device_index: int | None,
+            serving: ServingInfo | None = None) -> TableImport:
     if other:
         listed = ", ".join(f"{n:,} {printable(k, limit=30)}"
                            for k, n in sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -225,7 +277,8 @@ def _finish(sums: LaunchSums, other: dict[str, int], skipped: int, notes: list[s
     dev, message = choose_device(sums.per_device_ns(), device_index, "GPU")
     chosen = sums.of(dev)
     doc = build_topn(chosen.aggs.values(), source=RPD, total_us=chosen.total_us,
-                     launches=chosen.launches, top=top, notes=notes)
+                     launches=chosen.launches, top=top, notes=notes,
+                     serving=serving if chosen.phased else None)
     sums.attach_spread(doc, dev, device_index, {d: f"GPU {d}" for d in sums.devices})
     return TableImport(doc=doc, device_message=message, rows=chosen.launches, notes=notes,
                        skipped=skipped)

@@ -408,9 +408,9 @@ def make_stepped_export(path: Path) -> Path:
 def _slow_own_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """The importer's work on each launch made to take ~0.2 ms more: 0.1 ms asleep (the
     machine busy elsewhere) and 0.1 ms of this thread's CPU (our own Python work)."""
-    from roofline_tui.importers import nsys_sqlite
+    from roofline_tui.importers.step_spans import StepSpans
 
-    at = nsys_sqlite._Steps.at
+    at = StepSpans.at
 
     def slow_at(self: Any, tid: int, t: float) -> int | None:
         time.sleep(1e-4)
@@ -419,7 +419,7 @@ def _slow_own_work(monkeypatch: pytest.MonkeyPatch) -> None:
             pass
         return at(self, tid, t)
 
-    monkeypatch.setattr(nsys_sqlite._Steps, "at", slow_at)
+    monkeypatch.setattr(StepSpans, "at", slow_at)
 
 
 def test_the_time_budget_counts_sqlite_s_own_work_only(

@@ -4,7 +4,8 @@ in ``import`` and ``analyze --counters``.
 
 The real files are the shared ``wild/`` ones (ROCm/rocmProfileData ``matmul_result``, triton
 ``proton/test/examples/cuda.json``); the graph-launch miniature copies the real ``.rpd``'s own
-schema (its ``CREATE`` statements) and holds hand-written rows.
+schema (its ``CREATE`` statements) and holds hand-written rows; so does the roctx-step
+miniature (no public rpd trace carries serving step labels).
 """
 
 from __future__ import annotations
@@ -105,6 +106,75 @@ def test_graph_tasks_are_kernels(tmp_path: Path) -> None:
     rows = {k["name"]: (k["calls"], round(k["total_ms"] * 1e3)) for k in res.doc["top_kernels"]}
     assert rows == {"gemm": (2, 400), "attn": (3, 150), "Memcpy DtoD": (1, 40)}
     assert any("1 Barrier" in n for n in res.notes)
+
+
+def _with_steps(tmp_path: Path) -> Path:
+    """The miniature's schema with roctx ranges: a vLLM decode step (0–1,000 µs on thread 11)
+    holding the launch calls of two "gemm" kernels, a vLLM prefill step (2,000–3,000 µs)
+    holding one, a range whose text is no step label around everything, and one "gemm"
+    launched outside every step (times in ns). rpd records a range as a ``UserMarker`` API row
+    with its text in ``args``; each op's launch call is tied to it by ``rocpd_api_ops``."""
+    db = tmp_path / "steps.rpd"
+    src = sqlite3.connect(f"file:{_need(RPD)}?mode=ro&immutable=1", uri=True)
+    schema = [sql for (sql,) in src.execute(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'")]
+    src.close()
+    con = sqlite3.connect(db)
+    for sql in schema:
+        con.execute(sql)
+    strings = ["gemm", "KernelExecution", "UserMarker", "hipLaunchKernel", "",
+               "execute_context_0(0)_generation_4(4)",
+               "execute_context_2(14721)_generation_0(0)", "my_range"]
+    for i, text in enumerate(strings, 1):
+        con.execute("INSERT INTO rocpd_string (id, string) VALUES (?, ?)", (i, text))
+    us = 1000
+    # (api id, tid, start, end, apiName id, args id)
+    apis = [(1, 11, 0, 1000 * us, 3, 6), (2, 11, 2000 * us, 3000 * us, 3, 7),
+            (3, 11, 0, 9000 * us, 3, 8),
+            (4, 11, 100 * us, 101 * us, 4, 5), (5, 11, 200 * us, 201 * us, 4, 5),
+            (6, 11, 2100 * us, 2101 * us, 4, 5), (7, 11, 5000 * us, 5001 * us, 4, 5)]
+    for aid, tid, start, end, name, args in apis:
+        con.execute("INSERT INTO rocpd_api (id, pid, tid, start, end, apiName_id, args_id) "
+                    "VALUES (?, 1, ?, ?, ?, ?, ?)", (aid, tid, start, end, name, args))
+    # (op id, start, end, launching api id): 100 µs decode, 100 µs decode, 400 µs prefill,
+    # 50 µs outside
+    ops = [(1, 150 * us, 250 * us, 4), (2, 300 * us, 400 * us, 5),
+           (3, 2200 * us, 2600 * us, 6), (4, 5100 * us, 5150 * us, 7)]
+    for oid, start, end, api in ops:
+        con.execute("INSERT INTO rocpd_op (id, gpuId, queueId, sequenceId, completionSignal, "
+                    "start, end, description_id, opType_id) VALUES (?, 0, 0, 0, '', ?, ?, 1, 2)",
+                    (oid, start, end))
+        con.execute("INSERT INTO rocpd_api_ops (api_id, op_id) VALUES (?, ?)", (api, oid))
+    con.commit()
+    con.close()
+    return db
+
+
+def test_roctx_step_ranges_give_kernels_their_phase(tmp_path: Path) -> None:
+    """Two of the four launches sit in the decode step, one in the prefill step, one in
+    none: the Top-N's gemm row counts 2 decode and 1 prefill calls, and the serving block
+    has one step of each (the range named ``my_range`` is no step)."""
+    res = import_rpd(_with_steps(tmp_path))
+    (gemm,) = [k for k in res.doc["top_kernels"] if k["name"] == "gemm"]
+    assert gemm["calls"] == 4 and gemm["total_ms"] == pytest.approx(0.65)
+    assert gemm["phase_calls_measured"] == {"decode": 2, "prefill": 1}
+    serving = res.doc["serving"]
+    assert serving["n_decode_steps"] == 1 and serving["n_prefill_steps"] == 1
+    assert serving["step_labels"] == ["vllm-native"]
+    assert any("2 roctx range(s) are serving steps" in n and "3 GPU op(s)" in n
+               for n in res.notes)
+
+
+def test_roctx_ranges_without_step_labels_are_said(tmp_path: Path) -> None:
+    db = _with_steps(tmp_path)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE rocpd_string SET string = 'warmup' WHERE id IN (6, 7)")
+    con.commit()
+    con.close()
+    res = import_rpd(db)
+    assert "serving" not in res.doc
+    assert "phase_calls_measured" not in res.doc["top_kernels"][0]
+    assert any("none a vLLM / SGLang / ATOM step label" in n for n in res.notes)
 
 
 def test_rpd2tracing_json() -> None:
