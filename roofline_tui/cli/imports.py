@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from roofline_tui.cli.args import add_path, failure, non_negative_int, positive_int, shown
+from roofline_tui.cli.args import (
+    add_path,
+    failure,
+    non_negative_int,
+    positive_int,
+    shown,
+    usage_error,
+)
 
 # importers.common.DEFAULT_TOP; building the parser does not import the importers (the tests
 # check that the two agree)
@@ -68,6 +75,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                   "Default: the capture_traces/ or graph_capture_profile/ layouts beside TRACE")
     t.add_argument("--no-capture-discovery", action="store_true",
                    help="do not look for graph-capture traces beside TRACE")
+    steps = t.add_mutually_exclusive_group()
+    steps.add_argument("--steps", default=None, metavar="A:B",
+                       help="the serving steps to sum: 0-based, half-open, as a Python slice "
+                            "(2:10, 3:); default: the automatic steady-state window (the "
+                            "longest run of steps whose GPU time stays within ±25%% of their "
+                            "regime's median), stated in the Top-N")
+    steps.add_argument("--skip-warmup", type=non_negative_int, default=None, metavar="N",
+                       help="drop the first N serving steps and sum the rest (replaces the "
+                            "automatic window)")
     t.set_defaults(func=run_torch)
 
     r = kinds.add_parser("rocprofv3", help="rocprofv3 kernel_trace.csv or rocpd .db")
@@ -229,13 +245,21 @@ def run_torch(args: argparse.Namespace) -> int:
     # the torch importer: only for this command
     from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.ranks import import_ranks
+    from roofline_tui.importers.step_window import StepRequest, StepWindowError, parse_steps
     from roofline_tui.importers.torch_trace import TorchOptions
 
+    try:
+        request = (parse_steps(args.steps) if args.steps is not None
+                   else StepRequest(skip_warmup=args.skip_warmup)
+                   if args.skip_warmup is not None else None)
+    except StepWindowError as exc:
+        return usage_error("import torch", shown(exc, limit=300))
     try:
         captures = _capture_files(args.capture) if args.capture else None
         options = TorchOptions(top=_top(args), isl=args.isl, osl=args.osl, conc=args.conc,
                                capture_sizes=_capture_sizes(args.capture_sizes),
-                               captures=captures, discover=not args.no_capture_discovery)
+                               captures=captures, discover=not args.no_capture_discovery,
+                               steps=request)
         ranked = import_ranks(args.trace, options, rank=args.rank,
                               device_index=args.device_index, skip_bad=args.skip_bad_ranks)
         result = ranked.result

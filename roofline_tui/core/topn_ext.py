@@ -231,12 +231,28 @@ class Distributed(BaseModel):
     source: str = Field(description="where it was read (the trace file's distributedInfo)")
 
 
+class StepWindow(BaseModel):
+    """The serving steps the Top-N sums (``--steps``, ``--skip-warmup`` or the automatic
+    steady-state window): ``[start, stop)`` of the steps recorded, in recorded order."""
+
+    recorded: int = Field(description="serving steps the trace records")
+    start: int = Field(description="first step kept (0-based)")
+    stop: int = Field(description="one past the last step kept")
+    how: Literal["auto", "--steps", "--skip-warmup"]
+    reason: str = Field(description="why these steps, in words")
+    dropped_gpu_ms: float = Field(default=0.0, description="GPU time of the rows left out "
+                                  "(the dropped steps' kernels and the work outside the window)")
+    dropped_share: float = Field(default=0.0, description="that time over the trace's GPU "
+                                 "time on the device")
+
+
 class DocExtension(BaseModel):
     version: int = EXTENSION_VERSION
     regime: RegimeEvidence | None = None
     captures: list[CaptureUse] = Field(default_factory=empty_list)
     ranks: RankSet | None = None
     distributed: Distributed | None = None
+    steps: StepWindow | None = None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -452,8 +468,30 @@ def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
     distributed, why = parse_distributed(raw.get("distributed"))
     if why:
         problems.append(why)
+    steps, why = parse_step_window(raw.get("steps"))
+    if why:
+        problems.append(why)
     return DocExtension(regime=regime, captures=captures, ranks=ranks,
-                        distributed=distributed), problems
+                        distributed=distributed, steps=steps), problems
+
+
+def parse_step_window(raw: Any) -> tuple[StepWindow | None, str | None]:
+    """The document's ``steps`` block, or None with a one-line reason when unusable."""
+    if raw is None:
+        return None, None
+    bad = f"{EXTENSION_KEY}.steps: not a usable step window, ignored"
+    if not isinstance(raw, dict):
+        return None, bad
+    recorded, start, stop = (_count(raw.get(k)) for k in ("recorded", "start", "stop"))
+    how = raw.get("how")
+    if (recorded is None or start is None or stop is None or not start < stop <= recorded
+            or how not in ("auto", "--steps", "--skip-warmup")):
+        return None, bad
+    dropped = number(raw.get("dropped_gpu_ms"), nonneg=True) or 0.0
+    share = number(raw.get("dropped_share"), nonneg=True) or 0.0
+    return StepWindow(recorded=recorded, start=start, stop=stop, how=how,
+                      reason=_text(raw.get("reason"), 300) or "not stated",
+                      dropped_gpu_ms=dropped, dropped_share=min(share, 1.0)), None
 
 
 def parse_distributed(raw: Any) -> tuple[Distributed | None, str | None]:

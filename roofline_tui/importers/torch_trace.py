@@ -83,6 +83,7 @@ from roofline_tui.importers.common import (
 from roofline_tui.importers.device import DeviceInfo, from_kineto
 from roofline_tui.importers.jsonstream import READ_CHUNK, TraceEventStream
 from roofline_tui.importers.replay import ReplayJoin, join_replays
+from roofline_tui.importers.step_window import StepRequest, StepWindowError, Window, kept_steps
 from roofline_tui.importers.steps import Group, StepRecord, parse_step_label, phase_aggregates
 
 # Kineto categories, compared lower-cased: PyTorch 1.8-1.9 wrote ``Kernel``/``Memcpy``/
@@ -1896,6 +1897,8 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
     step_of = array(_index_code(len(col.steps) + len(col.cpu_steps)), [-1]) * len(rows)
     cpu = _outermost(list(col.cpu_steps))
     gpu = _outermost([s for s in col.steps if s.key in (device, -1)])
+    for s in (*cpu, *gpu):  # counted afresh: a second join (over the kept steps) starts at 0
+        s.rows = 0
     right = bisect.bisect_right
     matched = 0
     # the rows of each step (of the CPU steps, then of the ones used)
@@ -1941,6 +1944,61 @@ def _join_steps(col: _Collector, device: int, rows: Sequence[int], launches: _La
     return steps, step_of
 
 
+def _step_window(col: _Collector, rows: Sequence[int], steps: list[_Step], step_of: array[int],
+                 request: StepRequest | None) -> tuple[Window | None, Sequence[int] | None]:
+    """The serving steps to sum (:func:`importers.step_window.kept_steps` over each step's GPU
+    time, in recorded order) and, when some are dropped, the rows kept: those of the kept
+    steps, and the rows in no step whose GPU start lies from the first kept step's start up to
+    the next dropped step's start. ``(None, None)`` for a trace without serving steps (a
+    ``--steps`` request then is a one-line error)."""
+    owned = [k for k, s in enumerate(steps) if s.rows]
+    if not owned:
+        if request is not None and (request.sliced or request.skip_warmup is not None):
+            raise ImportProblem("--steps / --skip-warmup: the trace records no serving steps "
+                                "owning GPU work of this device")
+        return None, None
+    order = sorted(owned, key=lambda k: (steps[k].ts, k))
+    gpu = [0.0] * len(steps)
+    g_dur = col.g_dur
+    for p, k in enumerate(step_of):
+        if k >= 0:
+            gpu[k] += g_dur[rows[p]]
+    try:
+        window = kept_steps([gpu[k] for k in order], request, [steps[k].regime for k in order])
+    except StepWindowError as exc:
+        raise ImportProblem(str(exc)) from None
+    if not window.dropped:
+        return window, None
+    keep = {order[i] for i in range(window.start, window.stop)}
+    lo = steps[order[window.start]].ts
+    hi = steps[order[window.stop]].ts if window.stop < len(order) else math.inf
+    g_ts = col.g_ts
+    kept = array("q", (i for p, i in enumerate(rows)
+                       if step_of[p] in keep or (step_of[p] < 0 and lo <= g_ts[i] < hi)))
+    return window, kept
+
+
+def _sums_of(col: _Collector, rows: Sequence[int]) -> dict[int, list[Any]]:
+    """Kernel name id -> [calls, total µs] over ``rows`` (in row order)."""
+    sums: dict[int, list[Any]] = {}
+    g_name, g_dur = col.g_name, col.g_dur
+    for i in rows:
+        acc = sums.get(g_name[i])
+        if acc is None:
+            acc = sums[g_name[i]] = [0, 0.0]
+        acc[0] += 1
+        acc[1] += g_dur[i]
+    return sums
+
+
+def _window_block(window: Window, dropped_us: float, total_us: float) -> dict[str, Any]:
+    """The Top-N extension's ``steps`` block (``core.topn_ext.StepWindow``)."""
+    return {"recorded": window.recorded, "start": window.start, "stop": window.stop,
+            "how": window.how, "reason": window.reason,
+            "dropped_gpu_ms": round(dropped_us / 1000, 6),
+            "dropped_share": round(dropped_us / total_us, 6) if total_us > 0 else 0.0}
+
+
 class TorchOptions(NamedTuple):
     """What a trace import keeps and joins, whichever function runs it (one trace, one of
     several ranks, a trace already collected): how many kernels, the workload the Top-N is
@@ -1954,6 +2012,8 @@ class TorchOptions(NamedTuple):
     capture_sizes: Iterable[int] | None = None
     captures: Sequence[Path] | None = None
     discover: bool = True
+    # the serving steps to sum (--steps / --skip-warmup); None: the automatic steady window
+    steps: StepRequest | None = None
 
 
 DEFAULT_OPTIONS = TorchOptions()
@@ -2034,17 +2094,9 @@ def import_collected(
     ``identify_device=False`` leaves ``device_info`` unset: the caller sets it with
     :func:`importers.device.from_kineto` once it has dropped the collector (that reads the peak
     table, whose models need not share the memory with the trace's arrays)."""
-    top, isl, osl, conc, capture_sizes, captures, discover = options
+    top, isl, osl, conc, capture_sizes, captures, discover, step_request = options
     choice, stage_labels = times.choice, times.stage_labels
     dev, total, launches = choice.chosen, times.total_us, times.launches
-    aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
-            for nid, (calls, total_us) in times.sums.items()}
-    for nid, label in stage_labels.items():
-        agg = aggs[nid]
-        agg.short_name = label.short_name
-        agg.notes.append(_stage_note(label, agg.calls))
-    ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
-    top_aggs = {n: aggs[n] for n in ranked}
     # every row of the device: the launching ops, the steps and the captures concern them all
     # (the share of GPU time without a launching op is a whole-profile figure)
     rows = _rows_of(col.g_dev, dev)
@@ -2053,6 +2105,39 @@ def import_collected(
     _module_paths(col, rows, launches_of, shaped)
     steps, step_of = _join_steps(col, dev, rows, launches_of)
     notes: list[str] = []
+    sums = times.sums
+    window, kept = _step_window(col, rows, steps, step_of, step_request)
+    if window is not None and kept is not None:  # steps dropped: every figure over the rest
+        dropped_us = total - sum(col.g_dur[i] for i in kept)
+        rows = kept
+        launches_of = _find_launches(col, rows)
+        shaped = _launching_ops(col, rows, launches_of)
+        _module_paths(col, rows, launches_of, shaped)
+        steps, step_of = _join_steps(col, dev, rows, launches_of)
+        sums = _sums_of(col, rows)
+        full, total, launches = total, sum(us for _c, us in sums.values()), len(rows)
+        if total <= 0:
+            raise ImportProblem(f"the step window ({window.reason}) keeps no GPU time")
+        step_block: dict[str, Any] | None = _window_block(window, dropped_us, full)
+        notes.append(f"steps {window.start}:{window.stop} of {window.recorded} summed "
+                     f"({window.reason}); {dropped_us / 1000:.3f} ms "
+                     f"({dropped_us / full:.1%}) of the device's GPU time left out")
+    elif window is not None:
+        step_block = _window_block(window, 0.0, total)
+        if window.recorded:
+            notes.append(f"all {window.recorded} serving step(s) summed ({window.reason})")
+    else:
+        step_block = None
+    aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
+            for nid, (calls, total_us) in sums.items()}
+    for nid, label in stage_labels.items():
+        agg = aggs.get(nid)
+        if agg is None:  # every launch of that stage fell outside the kept steps
+            continue
+        agg.short_name = label.short_name
+        agg.notes.append(_stage_note(label, agg.calls))
+    ranked = sorted(aggs, key=lambda n: (-aggs[n].total_us, aggs[n].name))[: max(1, top)]
+    top_aggs = {n: aggs[n] for n in ranked}
     replay_join = None
     replayed = any(launches_of.graph)
     if captures is None:  # look beside the trace only when something was replayed
@@ -2095,7 +2180,7 @@ def import_collected(
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
                      capture_sizes=capture_sizes, notes=notes, graph_replay=replay,
                      extension=_doc_extension(col, regime, replay_join, header,
-                                              Path(path).name))
+                                              Path(path).name, step_block))
     info = from_kineto(header, dev, Path(path).name) if identify_device else None
     return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
                        device_info=info)
@@ -2315,9 +2400,11 @@ def _shape_regime(col: _Collector) -> dict[str, Any]:
 
 
 def _doc_extension(col: _Collector, regime: dict[str, Any], join: ReplayJoin | None,
-                   header: dict[str, Any] | None = None, file: str = "the trace"
-                   ) -> dict[str, Any]:
+                   header: dict[str, Any] | None = None, file: str = "the trace",
+                   steps: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"regime": regime}
+    if steps is not None:
+        out["steps"] = steps
     if join is not None and join.used:
         out["captures"] = join.used
     dist = distributed_info(header or {}, file)
