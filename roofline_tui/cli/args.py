@@ -66,7 +66,7 @@ def failure(cmd: str, msg: str) -> int:
 # --------------------------------------------------------------------------- path arguments
 
 
-def add_path(p: argparse.ArgumentParser, *names: str, need: Need, **kw: object) -> None:
+def add_path(p: argparse._ActionsContainer, *names: str, need: Need, **kw: object) -> None:
     """``add_argument`` for a path: the argument is recorded with what it must be, and
     :func:`check_paths` checks it before the command runs (nothing opens it before)."""
     action = p.add_argument(*names, type=Path, **kw)  # type: ignore[arg-type]

@@ -39,6 +39,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         add_path(p, "--out", need="new-dir", required=True, metavar="ROUND_DIR",
                  help="round directory to write profile_topN.json (+ .md) into")
+        model = p.add_mutually_exclusive_group()
+        add_path(model, "--model-config", need="file", metavar="FILE",
+                 help="the served model's config.json: copied into ROUND_DIR (with "
+                      "config.source.json saying where from), so analyze and the dashboard "
+                      "never need it again")
+        model.add_argument("--model", metavar="ORG/NAME", default=None,
+                           help="the served model's Hugging Face repo id: its config.json is "
+                                "taken from the local Hugging Face cache (offline) and copied "
+                                "into ROUND_DIR")
         p.add_argument("--top", type=positive_int, default=None,
                        help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
         p.add_argument("--force", action="store_true",
@@ -138,7 +147,7 @@ def _top(args: argparse.Namespace) -> int:
 
 def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
             notes: list[str] | None = None, workload: dict[str, int] | None = None,
-            *, force: bool = False) -> int:
+            *, force: bool = False, args: argparse.Namespace | None = None) -> int:
     """Write the round (and its env_report.json) and print what the importer says about it
     (its lines are already sanitised).
 
@@ -158,8 +167,14 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
         write_new_numbered,
     )
     from roofline_tui.importers.common import ImportProblem
-    from roofline_tui.importers.finish import finish_import, summary
+    from roofline_tui.importers.finish import choose_model_config, finish_import, summary
 
+    try:  # the named model config is checked before anything is written
+        config = (choose_model_config(getattr(args, "model_config", None),
+                                      getattr(args, "model", None)) if args is not None
+                  else None)
+    except ImportProblem as exc:
+        return failure("import", shown(exc, limit=500))
     topn = Path(out) / "profile_topN.json"
     previous: bytes | None = None
     if topn.exists() or topn.is_symlink():
@@ -187,7 +202,7 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
                            "Top-N is unchanged")
     try:
         done = finish_import(doc, out, tool=tool, device=device, notes=notes,
-                             workload=workload)
+                             workload=workload, config=config)
     except ImportProblem as exc:
         if kept is not None:  # the old Top-N is still in place: its copy is not needed
             with contextlib.suppress(OSError):
@@ -269,7 +284,7 @@ def run_torch(args: argparse.Namespace) -> int:
             print(shown(result.device.message))
         workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
         return _finish(result.doc, args.out, "torch", result.device_info, result.notes,
-                       workload=workload, force=args.force)
+                       workload=workload, force=args.force, args=args)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
     except MemoryError:
@@ -285,7 +300,8 @@ def run_rocprof(args: argparse.Namespace) -> int:
         result = import_rocprofv3(args.files, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        return _finish(result.doc, args.out, "rocprofv3", result.device_info, force=args.force)
+        return _finish(result.doc, args.out, "rocprofv3", result.device_info, force=args.force,
+                       args=args)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
 
@@ -299,7 +315,8 @@ def run_nsys(args: argparse.Namespace) -> int:
         result = import_nsys(args.csv, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        return _finish(result.doc, args.out, "nsys", result.device_info, force=args.force)
+        return _finish(result.doc, args.out, "nsys", result.device_info, force=args.force,
+                       args=args)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
 
@@ -313,7 +330,8 @@ def run_rpd(args: argparse.Namespace) -> int:
         result = import_rpd(args.rpd, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        return _finish(result.doc, args.out, "rpd", result.device_info, force=args.force)
+        return _finish(result.doc, args.out, "rpd", result.device_info, force=args.force,
+                       args=args)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
 
@@ -330,7 +348,8 @@ def run_proton(args: argparse.Namespace) -> int:
         result = import_proton(args.hatchet, top=_top(args), device_index=args.device_index)
         if result.device_message.startswith("profile has"):
             print(shown(result.device_message))
-        code = _finish(result.doc, args.out, "proton", result.device_info, force=args.force)
+        code = _finish(result.doc, args.out, "proton", result.device_info, force=args.force,
+                       args=args)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
     if code == 0 and has_metrics(args.hatchet):

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 TOPN_NAME = "profile_topN.json"
 ENV_NAME = "env_report.json"
 CONFIG_NAME = "config.json"
+# beside a config.json an import copied into the round: where it came from and how found
+CONFIG_SOURCE_NAME = "config.source.json"
 ARTIFACT_JSON = "profile_roofline.json"
 ARTIFACT_MD = "profile_roofline.md"
 SERVING_NAME = "serving_metrics.json"

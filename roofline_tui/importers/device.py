@@ -213,6 +213,7 @@ def next_steps(out_dir: Path, env_path: Path | None) -> list[str]:
         places = " or ".join(printable(p) for p in dict.fromkeys(where))
         lines.append("note: no model config.json found: analyze needs one for kernels without "
                      f"recorded shapes (MoE, attention); it looks for {places} (or the "
-                     "directory env_report.json's `model` names); --model-config FILE also "
-                     "works")
+                     "directory env_report.json's `model` names); import again with "
+                     "--model ORG/NAME (from the local Hugging Face cache) or --model-config "
+                     "FILE to copy it into the round, or give analyze --model-config FILE")
     return lines

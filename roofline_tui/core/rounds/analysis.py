@@ -38,6 +38,7 @@ from roofline_tui.core.store import (
     read_json,
     write_lock,
 )
+from roofline_tui.core.textsafe import printable
 
 
 @dataclass
@@ -147,7 +148,28 @@ def _load_model(round_dir: Path, sources: RoundSources, env_path: Path | None,
     got.problems += cfg_problems
     if model is not None:
         got.used["model_config"] = cfg_path.name
+        copied = _copied_from(cfg_path)
+        if copied and "model_config_from" not in got.used:
+            got.used["model_config_from"] = copied
     return model
+
+
+def _copied_from(cfg_path: Path) -> str | None:
+    """How a config.json an import copied into the round was found (its config.source.json),
+    when that record is there and still describes this file."""
+    from roofline_tui.core.layout import CONFIG_SOURCE_NAME
+
+    record = cfg_path.with_name(CONFIG_SOURCE_NAME)
+    try:
+        if not record.is_file():
+            return None
+        raw = read_json(record)
+    except (ReadProblem, OSError, ValueError):
+        return None
+    how = raw.get("how") if isinstance(raw, dict) else None
+    if not isinstance(how, str) or not how:
+        return None
+    return printable(f"copied into the round by `roofline import` ({how})", limit=300)
 
 
 def _load_peaks(sources: RoundSources, env: EnvReport | None, got: _Loading) -> Peaks:
