@@ -46,9 +46,10 @@ import math
 import os
 import re
 import sys
+import time
 import zlib
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice, pairwise, repeat, starmap
 from operator import gt as _gt
@@ -103,7 +104,9 @@ _TRAINING_OPS = lazy_compile(r"backward|autograd::engine|^Optimizer\.(step|zero_
 _MOE_OP = lazy_compile(r"moe|expert", re.IGNORECASE)
 _NOT_DTYPES = {"", "Scalar", "ScalarList", "TensorList", "GenericList", "None", "Device",
                "Layout", "MemoryFormat"}
-PROGRESS_MIN_BYTES = 64 << 20
+# the progress bar appears once an import has run this long on a terminal, whatever the size
+# on disk (a 30 MB gzipped trace is about 1 GB of JSON)
+PROGRESS_AFTER_S = 1.0
 
 
 @dataclass
@@ -1102,25 +1105,64 @@ def _dims_arg(args: dict[str, Any]) -> Any:
 
 
 class _Progress:
-    def __init__(self, raw: io.BufferedReader, size: int, label: str) -> None:
-        self._raw = raw
-        self._bar = None
-        if size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    """The import's progress on a terminal: compressed bytes read of the file's size, bytes
+    inflated, events, elapsed. It appears only once the import has run
+    :data:`PROGRESS_AFTER_S` (nothing flashes for a quick one) and never when stderr is not a
+    terminal; it is cleared when the import ends."""
 
-            self._bar = Progress("[progress.description]{task.description}", BarColumn(),
-                                 DownloadColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
-            self._task = self._bar.add_task(label, total=size)
-            self._bar.start()
+    def __init__(self, raw: io.BufferedReader, size: int, label: str,
+                 inflated: Callable[[], int] | None = None,
+                 events: Callable[[], int] | None = None) -> None:
+        self._raw = raw
+        self._size = size
+        self._label = label
+        self._inflated = inflated
+        self._events = events
+        self._bar: Any = None
+        self._task: Any = None
+        self._start = time.monotonic()
+        try:
+            self._tty = sys.stderr is not None and sys.stderr.isatty()
+        except (OSError, ValueError, AttributeError):
+            self._tty = False
+
+    def _fields(self) -> dict[str, str]:
+        parts: list[str] = []
+        try:
+            if self._inflated is not None:
+                parts.append(f"{self._inflated() / 1e6:,.0f} MB inflated")
+        except (OSError, ValueError):
+            pass
+        if self._events is not None:
+            parts.append(f"{self._events():,} events")
+        return {"what": ", ".join(parts)}
 
     def update(self) -> None:
-        if self._bar is not None:
-            try:
-                self._bar.update(self._task, completed=self._raw.tell())
-            except (OSError, ValueError):
-                pass
+        if not self._tty:
+            return
+        try:
+            if self._bar is None:
+                if time.monotonic() - self._start < PROGRESS_AFTER_S:
+                    return
+                from rich.console import Console
+                from rich.progress import (
+                    BarColumn,
+                    DownloadColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                )
+
+                self._bar = Progress("[progress.description]{task.description}", BarColumn(),
+                                     DownloadColumn(), TextColumn("{task.fields[what]}"),
+                                     TimeElapsedColumn(), console=Console(stderr=True),
+                                     transient=True)
+                self._task = self._bar.add_task(self._label, total=self._size,
+                                                **self._fields())
+                self._bar.start()
+            self._bar.update(self._task, completed=self._raw.tell(), **self._fields())
+        except (OSError, ValueError):
+            pass
 
     def close(self) -> None:
         if self._bar is not None:
@@ -1187,10 +1229,13 @@ def collect(path: Path, *, chunk: int = READ_CHUNK,
     if other:
         raw.close()
         raise ImportProblem(f"{path.name}: {other}")
-    bar = _Progress(raw, size, f"importing {path.name}") if progress else None
     col = _Collector()
+    gz = _is_gzip(path)
+    binary: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+    bar = (_Progress(raw, size, f"importing {path.name}",
+                     inflated=binary.tell if gz else None, events=lambda: col.events)
+           if progress else None)
     try:
-        binary: Any = gzip.GzipFile(fileobj=raw, mode="rb") if _is_gzip(path) else raw
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
         stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
         try:
