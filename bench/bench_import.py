@@ -8,7 +8,9 @@ peak RSS (each child's own, from ``wait4``) over the ``json.load`` process's.
 
 A third: the same trace as four ranks of one run (``rank0.json`` … ``rank3.json``, ``--rank 3``:
 the rank analysed is the last one read), peak RSS over the one-trace import's: the ranks are read
-one at a time, so it stays about 1×. Measured only in trees that read several ranks.
+one at a time (``--jobs 1``), so it stays about 1×. Measured only in trees that read several
+ranks. A fourth: the same four ranks read by worker processes (the default ``--jobs``), wall
+time over the ``--jobs 1`` import's.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ FIGURES = [
     Figure("import_ranks_memory", "`roofline import torch`, 4 ranks of that trace, peak memory",
            "the import of one rank", 1.2, "{tree}:import_ranks", "{tree}:import_torch",
            what="maxrss_kib", unit="KiB"),
+    # issue 38: the ranks read by worker processes (--jobs: the CPUs available); goal on 2
+    # cores (on 8 the issue asks for 0.2× with 8 ranks)
+    Figure("import_ranks_parallel", "`roofline import torch`, 4 ranks, workers (default "
+           "--jobs), time", "the same with `--jobs 1`", 0.6, "{tree}:import_ranks_jobs",
+           "{tree}:import_ranks"),
 ]
 RANKS = 4
 
@@ -67,16 +74,28 @@ def add_probes(ctx: Context) -> None:
                                 [PYTHON, "-m", "roofline_tui", "import", "torch", str(trace),
                                  "--out", str(out), *force], tree, n=n))
         if (tree.path / "roofline_tui" / "importers" / "ranks.py").is_file():
+            # one worker: the ranks one after another (the memory figure's subject)
+            serial = ["--jobs", "1"] if _has_option(tree.path, '"--jobs"') else []
             ctx.probes.append(Probe(
                 f"{tree.label}:import_ranks",
                 [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
-                 str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_round"), *force],
-                tree, n=n))
+                 str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_round"), *force,
+                 *serial], tree, n=n))
+            if serial:
+                ctx.probes.append(Probe(
+                    f"{tree.label}:import_ranks_jobs",
+                    [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
+                     str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_jobs_round"),
+                     *force], tree, n=n))
 
 
 def _has_force(root: Path) -> bool:
+    return _has_option(root, '"--force"')
+
+
+def _has_option(root: Path, option: str) -> bool:
     try:
-        return '"--force"' in (root / "roofline_tui" / "cli" / "imports.py").read_text()
+        return option in (root / "roofline_tui" / "cli" / "imports.py").read_text()
     except OSError:
         return False
 

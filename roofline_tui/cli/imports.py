@@ -65,6 +65,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--rank", type=non_negative_int, default=None, metavar="R",
                    help="with several ranks: the rank whose Top-N is written (default: the "
                         "slowest, most GPU time); every entry records its spread across ranks")
+    t.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help="with several ranks: read N of them at once in worker processes "
+                        "(default: the CPUs this process may use, no more than the ranks and "
+                        "than the available memory holds); the Top-N is the same whatever N")
     t.add_argument("--skip-bad-ranks", action="store_true",
                    help="with a directory of ranks: leave out a rank whose trace cannot be read "
                         "(a dangling symlink, a FIFO, a directory, unreadable, damaged) and say "
@@ -276,7 +280,8 @@ def run_torch(args: argparse.Namespace) -> int:
                                captures=captures, discover=not args.no_capture_discovery,
                                steps=request)
         ranked = import_ranks(args.trace, options, rank=args.rank,
-                              device_index=args.device_index, skip_bad=args.skip_bad_ranks)
+                              device_index=args.device_index, skip_bad=args.skip_bad_ranks,
+                              jobs=args.jobs)
         result = ranked.result
         if ranked.message:
             print(shown(ranked.message))

@@ -6,7 +6,11 @@ default: the slowest rank, the one with the most GPU time) and records, per Top-
 the kernel's mean time per launch spreads over the ranks that ran it (min / median / max, the
 slowest rank), so a straggler shows (``core.topn_ext``: ``RankSpread``, ``RankSet``).
 
-The traces are read one at a time, each streamed as a single import is. Of a rank only its
+The traces are read one at a time, each streamed as a single import is, or by ``jobs``
+worker processes at once (``--jobs``): each worker reads, sums and imports its rank and sends
+back the per-kernel sums and the (small) Top-N document, and the slowest is chosen from them
+as the serial loop chooses, so the document is the same whatever the number of workers, and
+memory is that of ``jobs`` traces. Of a rank only its
 per-kernel sums (launches, time) are kept once its trace has been read; the rank whose Top-N
 is written is analysed while its trace is in memory (with the default, each rank that is the
 slowest so far is, and the Top-N of the slowest so far kept), so memory stays that of one
@@ -228,6 +232,106 @@ def _rank_of(path: Path, header: dict[str, Any]) -> int:
 # --------------------------------------------------------------------------- the import
 
 
+@dataclass
+class _RankRead:
+    """What a worker returns of one rank: its summary and, when it may be the rank written,
+    its whole import (the document is small; the trace's arrays stay in the worker)."""
+
+    path: Path
+    rank: int = -1
+    header: dict[str, Any] = field(default_factory=dict)
+    kernels: RankKernels | None = None
+    result: TorchImport | None = None
+    problem: str | None = None  # collect failed: the rank is bad (or the import fails)
+    fatal: str | None = None  # a later step failed: the import fails
+
+
+def _read_rank(path: Path, options: TorchOptions, device_index: int | None,
+               wanted: int | None) -> _RankRead:
+    """One rank in a worker process: read, sum, and import it unless ``--rank`` names
+    another. Problems come back as text (one line each)."""
+    from roofline_tui.importers.spread import RankKernels
+
+    out = _RankRead(path)
+    try:
+        col, header = collect(path, progress=False)
+    except ImportProblem as exc:
+        out.problem = exc.message
+        return out
+    try:
+        out.rank = _rank_of(path, header)
+        times = kernel_times(col, header, path, device_index)
+        out.kernels = RankKernels(rank=out.rank, file=_label(path), total_us=times.total_us,
+                                  launches=times.launches, kernels=times.by_name(col))
+        if wanted is None or wanted == out.rank:
+            out.result = import_collected(col, header, path, times, options,
+                                          identify_device=False)
+        out.header = header
+    except ImportProblem as exc:
+        out.fatal = (exc.message if exc.message.startswith((path.name, _label(path)))
+                     else f"{_label(path)}: {exc.message}")
+    return out
+
+
+def default_jobs(paths: Sequence[Path]) -> int:
+    """Workers for reading ``paths`` at once: the CPUs this process may use, no more than
+    the ranks, and no more than the available memory holds (each worker's peak taken as
+    :data:`RSS_PER_JSON_BYTE` of its trace's JSON, a gzipped trace's JSON as
+    :data:`GZIP_RATIO` times its size)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    jobs = max(1, min(cpus, len(paths)))
+    avail = _available_memory()
+    if avail is None or not paths:
+        return jobs
+    sizes = []
+    for p in paths:
+        try:
+            size = p.stat().st_size
+        except OSError:
+            continue
+        sizes.append(size * (GZIP_RATIO if p.name.endswith(".gz") else 1))
+    if not sizes:
+        return jobs
+    per_worker = max(sizes) * RSS_PER_JSON_BYTE + WORKER_BASE_BYTES
+    return max(1, min(jobs, int(avail // per_worker)))
+
+
+# the import's peak RSS per byte of trace JSON (bench/bench_import.py: 39 MiB for a 76 MB
+# trace, about 0.5; a with_stack trace up to 0.16 of 1 GB) with a margin, and a worker's own
+# interpreter and modules
+RSS_PER_JSON_BYTE = 0.6
+GZIP_RATIO = 10
+WORKER_BASE_BYTES = 80 << 20
+
+
+def _available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes; None where there is none."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _read_in_parallel(paths: Sequence[Path], options: TorchOptions, device_index: int | None,
+                      rank: int | None, jobs: int) -> list[_RankRead]:
+    """Every rank read by a pool of ``jobs`` worker processes, in the order of ``paths``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=jobs,
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [pool.submit(_read_rank, p, options, device_index, rank) for p in paths]
+        return [f.result() for f in futures]
+
+
 def import_ranks(
     given: Sequence[Path],
     options: TorchOptions = DEFAULT_OPTIONS,
@@ -236,11 +340,14 @@ def import_ranks(
     device_index: int | None = None,
     progress: bool = True,
     skip_bad: bool = False,
+    jobs: int | None = 1,
 ) -> RanksImport:
     """The Top-N of one rank of several (module docstring); nothing is written. One trace
     without ``rank`` is imported exactly as :func:`import_torch` does. A rank whose trace
     cannot be read is an :class:`ImportProblem` naming it, or with ``skip_bad`` kept out and
-    said (the message, the Top-N's notes, :attr:`RanksImport.skipped`)."""
+    said (the message, the Top-N's notes, :attr:`RanksImport.skipped`). ``jobs`` worker
+    processes read the ranks at once (``None``: :func:`default_jobs`); the result is the same
+    document whatever their number."""
     bad: list[BadRank] = []
     paths = rank_traces(given, bad)
     if bad and not skip_bad:
@@ -266,6 +373,30 @@ def import_ranks(
     best_rank = -1
     best_header: dict[str, Any] = {}
     best_name = ""
+    if jobs is None:
+        jobs = default_jobs(paths)
+    if jobs > 1:
+        reads = _read_in_parallel(paths, options, device_index, rank, min(jobs, len(paths)))
+        for read in reads:  # in the order the serial loop meets them
+            path = read.path
+            if read.problem is not None:
+                if not skip_bad:
+                    raise ImportProblem(f"{read.problem}; {_HINT}")
+                bad.append(BadRank(_label(path), _reason(ImportProblem(read.problem), path),
+                                   rank_in_path(path)))
+                continue
+            if read.rank in kept:
+                raise ImportProblem(f"{_label(path)} and {kept[read.rank].file} are both rank "
+                                    f"{read.rank}: give one trace per rank")
+            if read.fatal is not None or read.kernels is None:
+                raise ImportProblem(read.fatal or f"{_label(path)}: not read")
+            r, sums = read.rank, read.kernels
+            kept[r] = sums
+            slower = best is None or sums.total_us > kept[best_rank].total_us or (
+                sums.total_us == kept[best_rank].total_us and r < best_rank)
+            if (r == rank) if rank is not None else slower:
+                best, best_rank, best_header, best_name = read.result, r, read.header, path.name
+        paths = []  # read: the serial loop below has nothing left to do
     for path in paths:
         try:
             col, header = collect(path, progress=progress)

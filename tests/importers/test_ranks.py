@@ -306,3 +306,37 @@ def test_an_atom_rank_directory_without_a_trace_is_accounted_for(base: dict[str,
     note = [n for n in load(tmp_path / "r")["notes"] if "--skip-bad-ranks" in n]
     assert note and "rank_1/ (holds no trace file" in note[0] and "rank_2/ (is a dangling" in (
         note[0])
+
+
+@pytest.mark.parametrize("rank", [None, 2])
+def test_ranks_read_in_parallel_give_the_same_top_n_byte_for_byte(
+        base: dict[str, Any], tmp_path: Path, rank: int | None) -> None:
+    """Issue 38 item 1: --jobs N reads the ranks in worker processes; the files written are
+    the same bytes as --jobs 1 writes (the default, the slowest rank, and --rank)."""
+    run = tmp_path / "run"
+    three_ranks(base, run, {r: f"trace-TP-{r}.json.gz" for r in SCALE})
+    pick = ["--rank", str(rank)] if rank is not None else []
+    written = {}
+    for jobs in ("1", "3"):
+        out = tmp_path / f"jobs{jobs}"
+        done = roofline("import", "torch", run, "--out", out, "--jobs", jobs, *pick)
+        assert done.returncode == 0, done.stderr
+        written[jobs] = {name: (out / name).read_bytes()
+                         for name in ("profile_topN.json", "profile_topN.md", "env_report.json")}
+        written[jobs]["stdout"] = done.stdout.replace(str(out), "OUT").encode()
+    assert written["1"] == written["3"]
+
+
+def test_a_truncated_rank_read_in_parallel_is_named_or_kept_out(base: dict[str, Any],
+                                                                tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    three_ranks(base, run, {r: f"trace-TP-{r}.json.gz" for r in SCALE})
+    cut = run / "trace-TP-1.json.gz"
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    refused = roofline("import", "torch", run, "--out", tmp_path / "r", "--jobs", "2")
+    assert refused.returncode == 1 and "trace-TP-1.json.gz" in one_line(refused)
+    assert not (tmp_path / "r").exists()
+    done = roofline("import", "torch", run, "--out", tmp_path / "r", "--jobs", "2",
+                    "--skip-bad-ranks")
+    assert done.returncode == 0, done.stderr
+    assert [t["rank"] for t in load(tmp_path / "r")["x_roofline"]["ranks"]["traces"]] == [0, 2]
