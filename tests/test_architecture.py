@@ -23,7 +23,7 @@ import pytest
 from tests.paths import PACKAGE
 
 UI_LIBRARIES = {"textual", "textual_plotext", "rich", "plotext", "matplotlib", "watchfiles"}
-FRONT_ENDS = {"app", "commands", "cli", "rounds_cli", "importers", "plot"}
+FRONT_ENDS = {"app", "commands", "cli", "rounds_cli", "importers", "ingest", "plot"}
 LAZY_MATPLOTLIB = PACKAGE / "core" / "plot.py"  # the documented exception
 
 

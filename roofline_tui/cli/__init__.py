@@ -48,6 +48,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("dash", "dash:register_dash"),
     ("demo", "dash:register_demo"),
     ("import", "imports:register"),
+    ("ingest", "ingest:register"),
     ("rounds", "rounds:register_rounds"),
     ("playbook", "rounds:register_playbook"),
     ("calibrate", "calibrate:register"),

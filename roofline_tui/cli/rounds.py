@@ -31,7 +31,7 @@ from roofline_tui.cli.args import (
 )
 
 if TYPE_CHECKING:
-    from roofline_tui.core.api import RoundHistory
+    from roofline_tui.core.api import RoundHistory, RoundSummaryRow
 
 # core.rounds.playbook.DEFAULT_PLAYBOOK; building the parser does not import the playbook (the tests
 # check that the two agree)
@@ -122,7 +122,8 @@ def print_rounds(h: RoundHistory) -> None:
     from roofline_tui.core.api import round_summary_rows
 
     rows: list[list[str]] = []
-    for row in round_summary_rows(h):
+    summary = round_summary_rows(h)
+    for row in summary:
         e2e = _f(row.e2e_delta_pct_vs_prev, "+.3f")
         if row.e2e_delta_pct_vs_prev is not None:
             e2e += "% (noise)" if row.e2e_noise else "%"
@@ -137,6 +138,7 @@ def print_rounds(h: RoundHistory) -> None:
                  Column("tok/s", "right"), Column("e2e vs prev", "right"),
                  Column("contradictions", "right"), Column("note")], rows,
                 cell(f"rounds of {shown(h.profile_dir)} (baseline {shown(h.baseline)})"))
+    _print_sources(summary)
     pairs = h.pairs()
     if pairs:
         print()
@@ -151,6 +153,17 @@ def print_rounds(h: RoundHistory) -> None:
     _print_not_compared(h)
     for prob in h.problems:
         _say(cell(f"note: {shown(prob, limit=200)}"))
+
+
+def _print_sources(rows: list[RoundSummaryRow]) -> None:
+    """One line per round that records where it came from (``roofline ingest``'s
+    source.json): its trace files."""
+    for row in rows:
+        if row.source is not None and row.source.files:
+            names = ", ".join(row.source.files[:8])
+            more = f" (+{len(row.source.files) - 8} more)" if len(row.source.files) > 8 else ""
+            via = f" [{row.source.importer}]" if row.source.importer else ""
+            _say(cell(f"round {shown(row.label)} source: {names}{more}{via}", 300))
 
 
 def _print_not_compared(h: RoundHistory) -> None:

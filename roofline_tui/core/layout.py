@@ -40,6 +40,7 @@ CONFIG_SOURCE_NAME = "config.source.json"
 ARTIFACT_JSON = "profile_roofline.json"
 ARTIFACT_MD = "profile_roofline.md"
 SERVING_NAME = "serving_metrics.json"
+SOURCE_NAME = "source.json"  # where an ingested round came from (roofline ingest)
 COUNTERS_DIR = "counters"
 ROUND_PREFIX = "round_"
 PARENT_LEVELS = 3  # how far above a round env_report.json is looked for

@@ -1,11 +1,13 @@
 """View models of a run's rounds, for the dashboard's Rounds/History views and ``roofline
 rounds``: one summary row per round and one series per kernel across rounds."""
 
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from roofline_tui.core.empty import empty_list
 from roofline_tui.core.rounds.records import RoundHistory
+from roofline_tui.core.rounds.source import RoundSource, read_round_source
 
 
 class RoundSummaryRow(BaseModel):
@@ -27,6 +29,7 @@ class RoundSummaryRow(BaseModel):
     contradictions: int
     artifact_source: str
     problems: int
+    source: RoundSource | None = None  # the trace files it was ingested from (source.json)
 
 
 class SeriesPoint(BaseModel):
@@ -82,6 +85,7 @@ def round_summary_rows(h: RoundHistory) -> list[RoundSummaryRow]:
             not_compared_reason=step.not_compared_reason if step else None,
             contradictions=sum(p.contradiction for p in step.pairs) if step else 0,
             artifact_source=r.artifact_source, problems=len(r.problems),
+            source=read_round_source(Path(r.dir)) if r.dir else None,
         ))
     return rows
 
