@@ -48,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from roofline_tui.core.layout import ROUND_PREFIX, SOURCE_NAME
+from roofline_tui.core.layout import INGEST_STATE_NAME, ROUND_PREFIX, SOURCE_NAME
 from roofline_tui.core.store import (
     MAX_SMALL_BYTES,
     ReadProblem,
@@ -59,7 +59,7 @@ from roofline_tui.core.store import (
 )
 from roofline_tui.importers.ranks import rank_in_path
 
-STATE_NAME = ".ingest.json"
+STATE_NAME = INGEST_STATE_NAME  # one name, the one core.rounds.source reads
 STATE_VERSION = 1
 SOURCE_VERSION = 1
 DEFAULT_SETTLE_S = 2.0
@@ -533,6 +533,9 @@ class State:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     trace_dir: str = ""
+    # the session being imported now (file names and when it began), for the dashboard's
+    # progress row; empty between sessions
+    importing: dict[str, Any] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict)  # sha256 / content sha256 -> round
     _paths: set[tuple[str, str]] = field(default_factory=set)  # (path, sha256) ingested
 
@@ -614,9 +617,19 @@ class State:
         self.failures.append(rec)
         self.save()
 
+    def begin(self, names: list[str]) -> None:
+        """Record the session being imported (saved at once: the dashboard shows it)."""
+        self.importing = {"files": names, "since": now_iso()}
+        self.save()
+
+    def end(self) -> None:
+        if self.importing:
+            self.importing = {}
+            self.save()
+
     def save(self) -> None:
         doc = {"version": STATE_VERSION, "trace_dir": self.trace_dir, "rounds": self.rounds,
-               "failures": self.failures}
+               "failures": self.failures, "importing": self.importing}
         atomic_write_text(self.path, strict_json_dumps(doc, indent=2) + "\n")
 
 

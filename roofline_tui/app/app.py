@@ -35,6 +35,7 @@ with collector_paused(freeze=True):
     from roofline_tui.app.watch import Watchers, extra_roots
     from roofline_tui.app.widgets.detail_panel import KERNEL_PANES, DetailPanel
     from roofline_tui.app.widgets.header import render_header, render_next
+    from roofline_tui.app.widgets.ingest_row import IngestRow
     from roofline_tui.app.widgets.rank_table import RankTable
     from roofline_tui.app.widgets.rankings import Rankings
     from roofline_tui.app.widgets.round_stub import follow, new_round_select, show_rounds, stub_for
@@ -68,9 +69,10 @@ class RooflineApp(App[None]):
                  display_name: str | None = None, watch_root: Path | None = None,
                  debounce_ms: int = 300, step_ms: int = 40, poll_s: float = 0.3,
                  demo: bool = False, options: AnalyzeOptions | None = None,
-                 invalid_after_s: float | None = None,
+                 invalid_after_s: float | None = None, ingest: bool = False,
                  before_watchers: Callable[[], Awaitable[object]] | None = None) -> None:
         super().__init__()
+        self.ingest = ingest  # `dash --traces`: a `roofline ingest` runs beside, its row shown
         self.driver_class = guarded(self.driver_class)  # (app/terminal.py: never blocks)
         self.profile_dir = Path(profile_dir)
         self.sources = sources or RoundSources()
@@ -118,6 +120,7 @@ class RooflineApp(App[None]):
             yield Static(id="header-title")
         yield Static(id="header-info")
         yield Static(id="status")
+        yield from [IngestRow(self.profile_dir, self.session.clock)] if self.ingest else []
         yield Static(id="next-target")
         yield Static(id="coverage")
         yield Rankings(id="tables")

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofline_tui.core.api import load_artifact, write, write_table
+from roofline_tui.core.api import load_artifact, ranks_of, write, write_table
 from roofline_tui.core.artifact import AnalysisSettings, Artifact
 from roofline_tui.core.layout import ARTIFACT_JSON, TOPN_NAME
 from roofline_tui.core.table_csv import CSV_NAME
@@ -65,19 +65,19 @@ def export_artifact(app: RooflineApp) -> None:
         app.notify(f"nothing to export: the shown round has no {TOPN_NAME} yet",
                    severity="warning", markup=False)
         return
-    artifact, text = result.artifact, ""
+    artifact, text, ranks = result.artifact, "", ranks_of(result)
     latest = app.session.latest.get(r)
     if latest is not None and latest.topn_found and latest.topn_problem is not None:
         # the Top-N on disk does not parse: write what `roofline analyze` writes now (its
         # skill_errors say why), not the last good result still on screen
-        artifact = latest.artifact
+        artifact, ranks = latest.artifact, ranks_of(latest)
         text = (f"; {TOPN_NAME} does not parse: written as `roofline analyze` writes it, "
                 "with the reason in skill_errors (not the last good result on screen)")
     settings = settings_of(artifact)
     stored, _ = load_artifact(r)
     before = settings_of(stored) if stored is not None else None
     try:
-        json_path, md_path = write(artifact, r)
+        json_path, md_path = write(artifact, r, ranks)
     except OSError as exc:
         _failed(app, ARTIFACT_JSON, r, exc, "Export failed")
         return
@@ -100,7 +100,7 @@ def export_csv(app: RooflineApp) -> None:
                    severity="warning", markup=False)
         return
     try:
-        path = write_table(result.artifact, r)
+        path = write_table(result.artifact, r, ranks_of(result))
     except OSError as exc:
         _failed(app, CSV_NAME, r, exc, "CSV failed")
         return

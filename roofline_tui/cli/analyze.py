@@ -21,6 +21,7 @@ from roofline_tui.cli.args import (
 
 if TYPE_CHECKING:
     from roofline_tui.core.artifact import Artifact
+    from roofline_tui.core.reading import RankView
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,17 +95,18 @@ def run(args: argparse.Namespace) -> int:
              "nothing written")
         return 1 if args.strict else 0
     write_plot_for(args, artifact, round_dir)
+    ranks = api.ranks_of(result)  # several ranks: each entry's spread across them
     try:
-        json_path, _md_path = api.write(artifact, round_dir)
+        json_path, _md_path = api.write(artifact, round_dir, ranks)
         if args.csv:
-            api.write_table(artifact, round_dir)
+            api.write_table(artifact, round_dir, ranks)
     except OSError as exc:
         _say(f"cannot write the artifact into {shown(round_dir)}: {shown(exc.strerror or exc)}")
         return 1
     if args.json:
         sys.stdout.write(json_for_stdout(artifact_to_json(artifact)))
     else:
-        print_summary(artifact, json_path)
+        print_summary(artifact, json_path, ranks)
     problems = len(artifact.skill_errors) + len(artifact.degraded)
     if not result.topn_found:
         _say(f"no {TOPN_NAME} in {shown(round_dir)}; wrote an empty artifact")
@@ -117,9 +119,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_summary(artifact: Artifact, json_path: Path) -> None:
+def print_summary(artifact: Artifact, json_path: Path, ranks: RankView | None = None) -> None:
     """The rankings as a plain-text table, every string from a file shown through the
-    sanitiser."""
+    sanitiser; a round of several ranks (``ranks``) gets a spread column: the slowest rank's
+    time per launch over the median rank's, and which rank it is."""
     from roofline_tui.cli.table import Column, print_table
     from roofline_tui.core import reading
     from roofline_tui.core.demangle import fit
@@ -136,6 +139,9 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
                Column("roofline", "right"), Column("speedup", "right"), Column("gain", "right"),
                Column("headroom"), Column("route"), Column("gain rank", "right"),
                Column("flags")]
+    several = reading.several_ranks(ranks)
+    if several is not None:
+        columns.insert(-1, Column(f"{several.unit} spread", "right"))
     gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
     # cut in the middle, so two names that share a long head still read differently
     names = [shown(e.short_name) for e in artifact.entries]
@@ -144,15 +150,20 @@ def print_summary(artifact: Artifact, json_path: Path) -> None:
         e = artifact.entry(short)
         if e is None:
             continue
-        rows.append([
+        row = [
             str(i), fit(shown(e.short_name), 40, names), fmt_num(e.pct_gpu_time, 2),
             shown(e.bound_type), fmt_pct(e.roofline_pct) + ("!" if e.suspect else ""),
             fmt_num(e.attainable_speedup, 2, "×"), fmt_num(e.expected_e2e_gain_pct, 2, "%"),
             shown(e.headroom_class), shown(e.route or "–"), str(gain_rank.get(short, "–")),
             shown(", ".join(reading.row_flags(e)) or "–"),
-        ])
+        ]
+        if several is not None:
+            row.insert(-1, reading.spread_text(several.spread_of(e), several.unit))
+        rows.append(row)
     print_table(columns, rows, title)
     print_levers(artifact)
+    for line in reading.step_split_lines(artifact):  # the step as a whole
+        print(shown(f"step: {line}", limit=600))
     for join in artifact.counter_joins:  # stage C: what each counter file was applied to
         print(shown(reading.counter_join_line(join), limit=600))
     print(f"wrote {shown(json_path)} and {shown(json_path.with_suffix('.md').name)}")

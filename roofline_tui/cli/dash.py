@@ -15,6 +15,8 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -50,6 +52,18 @@ def register_dash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     add_path(p, "round_dir", need="new-dir", metavar="PROFILE_DIR")
+    add_path(p, "--traces", need="new-dir", metavar="DIR", default=None,
+             help="a profiler's output directory (VLLM_TORCH_PROFILER_DIR, "
+                  "SGLANG_TORCH_PROFILER_DIR, a tensorboard_trace_handler folder, nsys "
+                  "exports): `roofline ingest DIR --out PROFILE_DIR` runs beside the "
+                  "dashboard, so each complete trace becomes the next round on screen "
+                  "(its output goes to PROFILE_DIR/.ingest.log)")
+    p.add_argument("--settle", type=float, default=None, metavar="S",
+                   help="with --traces: seconds a trace's size and mtime must hold still "
+                        "before it is taken (roofline ingest's --settle)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="with --traces: seconds after its last change an incomplete trace "
+                        "becomes a failure (roofline ingest's --timeout)")
     add_source_arguments(p)
     add_analysis_arguments(p)  # the same settings as analyze: `e` writes what they compute
     p.set_defaults(func=run_dash)
@@ -161,11 +175,78 @@ def run_dash(args: argparse.Namespace) -> int:
         return code
     if refuse_without_terminal("dash"):
         return 2
+    ingest = None
+    if args.traces is not None:
+        ingest, problem = start_ingest(args)
+        if ingest is None:
+            print(f"roofline dash: error: {problem}", file=sys.stderr)
+            return 1
     # Textual: only for the dashboard
     from roofline_tui.app.app import RooflineApp
 
-    launch(RooflineApp(args.round_dir, sources_from_args(args), options=options))
+    try:
+        launch(RooflineApp(args.round_dir, sources_from_args(args), options=options,
+                           ingest=ingest is not None))
+    finally:
+        if ingest is not None:
+            stop_ingest(ingest)
     return 0
+
+
+# the settings a dashboard passes on to the ingest it runs: (option, Namespace attribute)
+_PASSED_ON = (("--settle", "settle"), ("--timeout", "timeout"), ("--env", "env"), ("--model-config", "model_config"), ("--model", "model"),
+              ("--peaks", "peaks"), ("--device", "device"), ("--shapes", "shapes"),
+              ("--head-threshold", "head_threshold"), ("--max-heads", "max_heads"),
+              ("--priors", "priors"))
+INGEST_LOG = ".ingest.log"
+
+
+def ingest_argv(args: argparse.Namespace) -> list[str]:
+    """``roofline ingest TRACES --out PROFILE`` with the dashboard's own sources and analysis
+    settings, so the rounds it writes are analysed as the dashboard analyses them."""
+    argv = [sys.executable, "-m", "roofline_tui", "ingest", str(args.traces), "--out",
+            str(args.round_dir)]
+    for flag, dest in _PASSED_ON:
+        value = getattr(args, dest, None)
+        if value is not None:
+            argv += [flag, str(value)]
+    if getattr(args, "counters", None):
+        argv += ["--counters", *map(str, args.counters)]
+    return argv
+
+
+def start_ingest(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes] | None, str]:
+    """The ingest process beside the dashboard (its output appended to
+    ``PROFILE/.ingest.log``), or None and why it could not start."""
+    profile = Path(args.round_dir)
+    try:
+        profile.mkdir(parents=True, exist_ok=True)
+        log = open(profile / INGEST_LOG, "ab")  # noqa: SIM115 - handed to the child
+    except OSError as exc:
+        return None, f"cannot write {shown(profile / INGEST_LOG)}: {shown(exc.strerror or exc)}"
+    try:
+        proc = subprocess.Popen(ingest_argv(args), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return None, f"cannot start roofline ingest: {shown(exc.strerror or exc)}"
+    finally:
+        log.close()
+    return proc, ""
+
+
+def stop_ingest(proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> None:
+    """Ctrl-C to the ingest (it removes a round it was building), then kill if it hangs."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(OSError):
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=wait_s)
 
 
 def copy_demo(dest_root: Path) -> Path:

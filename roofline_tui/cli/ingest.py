@@ -249,6 +249,7 @@ class _Job:
             self.tracker.mark_done(p)
         n = ingest.next_round(self.profile)
         partial = ingest.partial_dir(self.profile, n)
+        self.state.begin([p.name for p in session.files])
         try:
             summary = self._build(session, checks, partial)
             if summary is None:
@@ -261,6 +262,7 @@ class _Job:
         finally:
             if partial.exists():
                 shutil.rmtree(partial, ignore_errors=True)
+            self.state.end()
         # (a stop from here on leaves a whole round: its source.json keeps a restart from
         # importing its traces again even before the state records it)
         line = f"{summary}, next target {self._analyze(target)}"
@@ -328,7 +330,7 @@ class _Job:
             result = api.analyze(round_dir, self.sources, self.options)
             if api.write_refusal(result) is not None:
                 return "nothing to analyse"
-            api.write(result.artifact, round_dir)
+            api.write(result.artifact, round_dir, api.ranks_of(result))
         except OSError as exc:
             return f"cannot write the artifact ({exc.strerror or exc})"
         except Exception as exc:  # a watch outlives one round the engine cannot analyse

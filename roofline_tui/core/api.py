@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from roofline_tui.core.analyze import AnalyzeOptions
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.layout import ARTIFACT_JSON
+from roofline_tui.core.reading import RankView, rank_view
 from roofline_tui.core.rounds.analysis import (
     RoundResult,
     RoundSources,
@@ -59,8 +60,10 @@ from roofline_tui.core.rounds.series import (
     round_summary_rows,
 )
 from roofline_tui.core.rounds.snapshot import snapshot_fingerprint
+from roofline_tui.core.rounds.source import IngestStatus, read_ingest_status
 
 if TYPE_CHECKING:
+    from roofline_tui.core.diff import Diff
     from roofline_tui.core.rounds.playbook import (
         AppendResult,
         Calibration,
@@ -92,6 +95,7 @@ __all__ = [
     "KernelObs",
     "KernelSeries",
     "PriorsError",
+    "RankView",
     "Reads",
     "RoundCache",
     "RoundHistory",
@@ -99,6 +103,7 @@ __all__ = [
     "RoundSnapshot",
     "RoundSources",
     "RoundSummaryRow",
+    "IngestStatus",
     "WriteRefusal",
     "all_kernel_series",
     "analyze",
@@ -115,7 +120,10 @@ __all__ = [
     "kernel_series",
     "load_artifact",
     "load_priors",
+    "ranks_of",
     "round_summary_rows",
+    "read_ingest_status",
+    "diff_rounds",
     "write",
     "write_priors",
     "write_refusal",
@@ -150,14 +158,22 @@ def load_artifact(round_dir: Path) -> tuple[Artifact | None, str | None]:
     return load_stored_artifact(round_dir)
 
 
-def write(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
-    """``profile_roofline.json`` and ``.md``, written as a pair (atomically)."""
-    return write_artifact(artifact, out_dir)
+def write(artifact: Artifact, out_dir: Path, ranks: RankView | None = None) -> tuple[Path, Path]:
+    """``profile_roofline.json`` and ``.md``, written as a pair (atomically); ``ranks`` (the
+    round's, :func:`ranks_of`) adds the spread column to the ``.md``."""
+    return write_artifact(artifact, out_dir, ranks)
 
 
-def write_table(artifact: Artifact, out_dir: Path) -> Path:
-    """``profile_roofline.csv``, atomically."""
-    return write_csv(artifact, out_dir)
+def write_table(artifact: Artifact, out_dir: Path, ranks: RankView | None = None) -> Path:
+    """``profile_roofline.csv``, atomically; ``ranks`` (:func:`ranks_of`) fills its spread
+    columns."""
+    return write_csv(artifact, out_dir, ranks)
+
+
+def ranks_of(result: RoundResult) -> RankView | None:
+    """The ranks the result's Top-N was built from, with each kernel's spread (None: no rank
+    block, or a stored artifact shown without its Top-N)."""
+    return rank_view(result.topn)
 
 
 def inputs_fingerprint(round_dir: Path, sources: RoundSources | None = None,
@@ -196,3 +212,21 @@ def write_refusal(result: RoundResult, *, empty_ok: bool = True) -> WriteRefusal
         _, why = load_stored_artifact(result.round_dir)
         return WriteRefusal("stored_unreadable", why or "not a regular file")
     return None if empty_ok else WriteRefusal("no_topn")
+
+
+def diff_rounds(a: Path, b: Path, options: AnalyzeOptions | None = None,
+                sources: RoundSources | None = None) -> Diff:
+    """Two rounds analysed (each with what its own directory holds) and compared op by op
+    (:mod:`roofline_tui.core.diff`). Raises ``ValueError`` (one line) for a side with no
+    Top-N."""
+    from roofline_tui.core.diff import diff
+
+    sides = []
+    for d in (a, b):
+        result = analyze(d, sources, options)
+        if result.topn is None or not result.topn_found:
+            raise ValueError(f"{d}: no profile_topN.json to compare")
+        sides.append(result)
+    ra, rb = sides
+    assert ra.topn is not None and rb.topn is not None
+    return diff(str(a), ra.topn, ra.artifact, str(b), rb.topn, rb.artifact)

@@ -41,6 +41,7 @@ ARTIFACT_JSON = "profile_roofline.json"
 ARTIFACT_MD = "profile_roofline.md"
 SERVING_NAME = "serving_metrics.json"
 SOURCE_NAME = "source.json"  # where an ingested round came from (roofline ingest)
+INGEST_STATE_NAME = ".ingest.json"  # roofline ingest's state in a profile directory
 COUNTERS_DIR = "counters"
 ROUND_PREFIX = "round_"
 PARENT_LEVELS = 3  # how far above a round env_report.json is looked for

@@ -102,10 +102,13 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
     return lines
 
 
-def artifact_to_markdown(a: Artifact) -> str:
+def artifact_to_markdown(a: Artifact, ranks: reading.RankView | None = None) -> str:
+    """The artifact as Markdown. ``ranks``: the round's ranks (``core.reading.rank_view`` of its
+    Top-N); with two or more, the main table gets a spread column (max/median per launch and
+    the slowest rank)."""
     by_short = a.entries_by_short_name()
     out: list[str] = _header_lines(a)
-    out += _ranking_table(a, by_short)
+    out += _ranking_table(a, by_short, reading.several_ranks(ranks))
     out += _two_rankings(a, by_short)
     if a.movement is not None:
         out += ["", "## Round-over-round movement", ""]
@@ -146,6 +149,8 @@ def _header_lines(a: Artifact) -> list[str]:
     for note in a.profile_notes:
         if a.graph_replay is None or note != a.graph_replay.warning:
             out.append(f"- **Profile** {md_cell(note)}")
+    for line in reading.step_split_lines(a):
+        out.append(f"- **Step** {md_cell(line)}")
     out.append("")
     plot_file = a.plot_file
     if plot_file:  # written beside the artifact by --plot
@@ -153,19 +158,25 @@ def _header_lines(a: Artifact) -> list[str]:
     return out
 
 
-def _ranking_table(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
-    """The main table: one row per entry in GPU-time order."""
+def _ranking_table(a: Artifact, by_short: dict[str, Entry],
+                   ranks: reading.RankView | None = None) -> list[str]:
+    """The main table: one row per entry in GPU-time order (with several ranks, a column of
+    each entry's spread across them)."""
     out: list[str] = []
+    spread_head = f"{ranks.unit} spread | " if ranks is not None else ""
     out.append(
         "| # | kernel | regime | class | %gpu | t/launch | unit | bytes | AI | hbm_util | "
-        "compute_util | bound | roofline | target | speedup | e2e gain | headroom | route | flags |"
+        "compute_util | bound | roofline | target | speedup | e2e gain | headroom | route | "
+        f"{spread_head}flags |"
     )
-    out.append("|" + "---|" * 19)
+    out.append("|" + "---|" * (19 + (ranks is not None)))
     for i, short in enumerate(a.ranking_by_pct, 1):
         e = by_short.get(short)
         if e is None:
             continue
         n_launch = e.launches_per_unit or 1
+        spread = ([reading.spread_text(ranks.spread_of(e), ranks.unit)]
+                  if ranks is not None else [])
         out.append(
             "| " + " | ".join([
                 str(i),
@@ -187,9 +198,15 @@ def _ranking_table(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
                 units.fixed(e.expected_e2e_gain_pct, 2, "%"),
                 md_cell(e.headroom_class),
                 md_cell(e.route or "–"),
+                *spread,
                 ", ".join(flags_of(e)) or "–",
             ]) + " |"
         )
+    if ranks is not None:
+        out += ["", f"{ranks.unit} spread: the slowest {ranks.unit}'s mean time per launch over "
+                    f"the median {ranks.unit}'s, and which {ranks.unit} that is "
+                    f"({len(ranks.traces)} {ranks.unit}s read; this Top-N is "
+                    f"{reading.rank_tag(ranks.rank, ranks.unit)})."]
     return out
 
 

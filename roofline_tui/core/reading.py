@@ -10,7 +10,8 @@ Flags, most important first (:data:`FLAGS` is the order):
 
 * ``caution`` — the speedup is not to be taken at face value: the entry's ``model_caution``, or
   a ``notes`` sentence saying the number is not credible (upstream writes it there);
-* ``suspect`` — the model implies a rate above peak (spec L3);
+* ``suspect`` — the model implies an impossible rate: above peak, under 0.1 % of it (it
+  under-counts), or no bytes at all (spec L3);
 * ``contradiction`` — a measured speedup beat the prediction (spec §8.4);
 * ``counters-contradict`` — a stage-C counter contradicts the bound type;
 * ``dispatch-bound`` — the per-launch time is within launch-overhead scale;
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from roofline_tui.core import units
 from roofline_tui.core.artifact import (
@@ -39,6 +41,10 @@ from roofline_tui.core.demangle import display_name, fit
 from roofline_tui.core.labels import LABEL_MAX
 from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.textsafe import printable
+from roofline_tui.core.topn_ext import RankSpread, RankTrace
+
+if TYPE_CHECKING:
+    from roofline_tui.core.inputs import TopN
 
 __all__ = [
     "FLAGS",
@@ -46,6 +52,7 @@ __all__ = [
     "LinePart",
     "NO_VERDICT_LABEL",
     "ROUND_FLAGS",
+    "RankView",
     "caution",
     "flags",
     "gain_order",
@@ -57,8 +64,13 @@ __all__ = [
     "no_verdict_flag",
     "no_verdict_label",
     "own_lever",
+    "rank_tag",
+    "rank_view",
     "round_is_advisory",
     "row_flags",
+    "several_ranks",
+    "spread_ratio",
+    "spread_text",
 ]
 
 Flag = Literal["caution", "suspect", "contradiction", "counters-contradict", "dispatch-bound",
@@ -156,6 +168,77 @@ def no_verdict_label(e: Entry) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# several ranks of one run
+
+
+@dataclass(frozen=True)
+class RankView:
+    """The ranks (or GPUs) a round's Top-N was built from, and each kernel's spread across them.
+
+    Read from the Top-N's extension (``core.topn_ext``: the document's ``RankSet``, each row's
+    ``RankSpread``); the artifact does not carry it, so a renderer is handed one beside the
+    artifact (:func:`rank_view` of the round's Top-N)."""
+
+    unit: str  # "rank" (one trace per rank) or "device" (the GPUs of one export)
+    rank: int  # the rank (or device) whose Top-N this is
+    chosen_by: str  # --rank, --device-index or slowest
+    traces: tuple[RankTrace, ...]
+    spreads: dict[str, RankSpread]  # by the kernel's full name
+
+    @property
+    def several(self) -> bool:
+        """Whether there is a spread to speak of: two traces (or GPUs) or more."""
+        return len(self.traces) >= 2
+
+    def spread_of(self, e: Entry) -> RankSpread | None:
+        """The entry's spread across the ranks, or None (one trace, or not recorded for it)."""
+        return self.spreads.get(e.name) if self.several else None
+
+
+def rank_view(topn: TopN | None) -> RankView | None:
+    """The rank block of a parsed Top-N, or None when it records none (a single-trace import
+    from before rank blocks, an upstream Top-N)."""
+    ext = getattr(topn, "ext", None)
+    block = getattr(ext, "ranks", None)
+    if topn is None or block is None:
+        return None
+    spreads: dict[str, RankSpread] = {}
+    for k in topn.entries:
+        spread = k.ext.ranks if k.ext is not None else None
+        if spread is not None:
+            spreads.setdefault(k.name, spread)
+    return RankView(unit=block.unit, rank=block.rank, chosen_by=block.chosen_by,
+                    traces=tuple(block.traces), spreads=spreads)
+
+
+def several_ranks(view: RankView | None) -> RankView | None:
+    """``view`` when it has two traces or more (the tables then get a spread column), else
+    None."""
+    return view if view is not None and view.several else None
+
+
+def spread_ratio(s: RankSpread) -> float | None:
+    """The slowest rank's time per launch over the median's (1.0: no straggler); None when the
+    median is zero."""
+    return s.max_us / s.median_us if s.median_us > 0 else None
+
+
+def rank_tag(rank: int, unit: str = "rank") -> str:
+    """``r1`` for rank 1, ``gpu1`` for device 1."""
+    return f"{'gpu' if unit == 'device' else 'r'}{rank}"
+
+
+def spread_text(s: RankSpread | None, unit: str = "rank") -> str:
+    """The spread in one cell: max/median per launch and the slowest rank, ``1.21× r1``;
+    ``–`` without one."""
+    if s is None:
+        return units.DASH
+    ratio = spread_ratio(s)
+    shown = units.DASH if ratio is None else f"{ratio:.2f}×"
+    return f"{shown} {rank_tag(s.slowest_rank, unit)}"
+
+
+# ---------------------------------------------------------------------------------------------
 # the next target
 
 
@@ -234,9 +317,11 @@ def next_target_of(artifact: Artifact) -> NextTarget:
 
 
 def next_target(artifact: Artifact) -> NextTarget:
-    """Which kernel to work on next.
+    """Which kernel to work on next, and what of the step comes before it.
 
-    The top of the gain ranking among entries with a verdict, an editable call site, no model
+    A part of the step (``artifact.step_targets``: idle gaps, exposed communication, copies)
+    whose bound is above the pick's gain is said first (``step_first``). The kernel is the top
+    of the gain ranking among entries with a verdict, an editable call site, no model
     caution, not suspect, not saturated, not judged inside another entry's logical op, and an
     expected gain above 0.00 %. When no editable entry qualifies, the top host-side entry (with
     a real gain) is the pick, its levers host-side. Only the entries with a verdict ranked
@@ -285,6 +370,11 @@ def next_target(artifact: Artifact) -> NextTarget:
         values["why"] = "no entry with a verdict qualifies: follow the GPU-time order"
     else:
         values["why"] = "no entry has a trustworthy verdict: follow the GPU-time order"
+    step = artifact.step_targets[0] if artifact.step_targets else None
+    pick_gain = values.get("expected_e2e_gain_pct")
+    if step is not None and step.expected_e2e_gain_pct > (
+            pick_gain if isinstance(pick_gain, (int, float)) else 0.0):
+        values["step_first"] = step  # the step's own idle/communication bound beats the pick
     nt = NextTarget.model_construct(**values)
     nt.line = next_line(nt)
     return nt
@@ -362,6 +452,10 @@ def next_parts(nt: NextTarget) -> list[tuple[str, LinePart]]:
                 (": ", "lead")]
     else:
         out.append(("Next: ", "lead"))
+    step = getattr(nt, "step_first", None)
+    if step is not None:
+        out += [(printable(step.line), "host"),
+                (f" (up to {step.expected_e2e_gain_pct:.1f}% of the span); then: ", "plain")]
     skipped = list(nt.skipped)
     saturated = next((s for s in skipped if s.reason == "saturated"), None)
     host_above = None if nt.host_side or nt.kernel is None else next(
@@ -422,3 +516,25 @@ def counter_join_line(j: CounterFileJoin) -> str:
     if j.arch_warning:
         parts.append(f"warning: {j.arch_warning}")
     return printable(", ".join(parts))
+
+
+def step_split_lines(a: Artifact) -> list[str]:
+    """The step as a whole, one line per regime (or for the trace): span, busy and idle, and
+    the communication and copies with nothing beside them, per step."""
+    out: list[str] = []
+    for g in a.step_split:
+        where = (f"{g.regime} step (mean of {g.steps})" if g.regime and g.steps
+                 else "the trace (one span: no serving steps)")
+        line = (f"{where}: span {units.millis(g.span_ms)} = busy {units.millis(g.busy_ms)} + "
+                f"idle {units.millis(g.idle_ms)} ({g.idle_share:.0%}; longest gap "
+                f"{units.millis(g.largest_gap_ms)})")
+        if g.comm_ms:
+            line += (f"; communication {units.millis(g.comm_ms)}, "
+                     f"{units.millis(g.comm_exposed_ms)} exposed ({g.comm_exposed_share:.0%})")
+        if g.copy_ms:
+            line += (f"; copies {units.millis(g.copy_ms)}, {units.millis(g.copy_exposed_ms)} "
+                     f"exposed ({g.copy_exposed_share:.0%})")
+        out.append(printable(line))
+    if a.step_split and a.step_split_note:
+        out.append(printable(a.step_split_note))
+    return out

@@ -6,6 +6,10 @@ elsewhere. A column, not a trailing comment row: ``csv.DictReader``, pandas and 
 read an extra column as data and ignore it when unasked, while a ``#`` row is read as one more
 entry by each of them (pandas unless told ``comment="#"``) and breaks "one row per entry".
 
+A round imported from several ranks (or GPUs) fills ``rank_spread_max_over_median`` (the slowest
+rank's time per launch over the median rank's) and ``slowest_rank`` for each entry the ranks
+recorded; both are empty for a single trace.
+
 Numbers are written as the artifact holds them (SI units, full precision, empty when unknown) so
 a spreadsheet or a script reads them without parsing human units. Strings pass through the
 sanitiser. OWASP's CSV-injection rule is followed as written: every cell that starts with ``=``,
@@ -32,7 +36,7 @@ COLUMNS = (
     "serving_weighted_pct", "regime", "op_class", "bound_type", "roofline_pct", "target_eff",
     "attainable_speedup", "expected_e2e_gain_pct", "headroom_class", "route", "confidence",
     "flags", "model_caution", "delta_t_pct_vs_prev", "t_ms", "bytes_est", "flops_est",
-    "arithmetic_intensity", "next_target",
+    "arithmetic_intensity", "rank_spread_max_over_median", "slowest_rank", "next_target",
 )
 
 
@@ -75,8 +79,13 @@ def _ranks(names: list[str]) -> dict[str, int]:
     return ranks
 
 
-def artifact_to_csv(artifact: Artifact) -> str:
-    """The artifact's entries as CSV text (header first, rows in the GPU-time ranking's order)."""
+def artifact_to_csv(artifact: Artifact, ranks: reading.RankView | None = None) -> str:
+    """The artifact's entries as CSV text (header first, rows in the GPU-time ranking's order).
+
+    ``ranks``: the round's ranks (``core.reading.rank_view`` of its Top-N); with two or more,
+    ``rank_spread_max_over_median`` and ``slowest_rank`` say each entry's spread across them
+    (empty otherwise)."""
+    several = reading.several_ranks(ranks)
     by_pct = _ranks(artifact.ranking_by_pct)
     by_gain = _ranks(artifact.ranking_by_expected_gain)
     order = sorted(artifact.entries,
@@ -87,7 +96,11 @@ def artifact_to_csv(artifact: Artifact) -> str:
     w.writerow(COLUMNS)
     for e in order:
         caution = getattr(e, "model_caution", None)
+        spread = several.spread_of(e) if several is not None else None
+        ratio = reading.spread_ratio(spread) if spread is not None else None
         row = {
+            "rank_spread_max_over_median": round(ratio, 4) if ratio is not None else None,
+            "slowest_rank": spread.slowest_rank if spread is not None else None,
             "rank_by_pct": by_pct.get(e.short_name),
             "rank_by_expected_gain": by_gain.get(e.short_name),
             "flags": _flags(e),

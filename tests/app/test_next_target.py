@@ -171,10 +171,16 @@ async def test_side_by_side_at_120_and_usable_at_80x24(profile: Path) -> None:
         assert app.gain_table.region.y > app.pct_table.region.y  # stacked
         text = "\n".join(screen_text(app.export_screenshot()))
         assert "? Help" in text and "q Quit" in text
-        # every head row of both rankings is on screen, and route and flags are not cut off
+        # the whole Next line (wrapped), then four head rows of each ranking (they scroll for
+        # the fifth) and the drill-down's first rows, all without a key; route and flags are
+        # not cut off
         assert app.pct_table.row_count == app.gain_table.row_count == 5
-        assert app.pct_table.region.height >= 6 and app.gain_table.region.height >= 6
+        assert app.pct_table.region.height >= 5 and app.gain_table.region.height >= 5
         assert "host_side" in text and "✕" in text
+        assert app.shown_result is not None
+        line = app.shown_result.artifact.next_target.line  # type: ignore[union-attr]
+        assert " ".join(text.split()).count(" ".join(line.split())) == 1
+        assert "short name" in text  # the Summary tab's rows
         # enter opens the drill-down maximized, with focus in it; escape comes back
         await pilot.press("enter")
         await pilot.pause()

@@ -41,6 +41,24 @@ def test_main_screen_narrow(profile: Path, snap_compare) -> None:
     assert snap_compare(make_app(profile), terminal_size=(80, 24), run_before=_ready)
 
 
+def test_main_screen_narrow_many_heads(profile: Path, snap_compare) -> None:
+    """80×24 with eleven heads: the header, the whole Next line (wrapped over six lines), the
+    first rows of both rankings (they scroll) and of the drill-down."""
+    from roofline_tui.core.analyze import AnalyzeOptions
+
+    app = make_app(profile, options=AnalyzeOptions(head_threshold_pct=1.0, max_heads=12))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_ready)
+
+
+def test_ranks_tab_narrow(tmp_path: Path, snap_compare) -> None:
+    """The Ranks tab of a three-rank round at 80×24: each rank's trace, the MoE's spread."""
+    from tests.rank_round import ranked_round
+
+    round_dir = ranked_round(tmp_path / "three")
+    assert snap_compare(make_app(round_dir.parent), terminal_size=(80, 24),
+                        run_before=_open_tab("ranks", 0))
+
+
 def test_main_screen_medium(profile: Path, snap_compare) -> None:
     """120×40, where both rankings first stand side by side."""
     assert snap_compare(make_app(profile), terminal_size=(120, 40), run_before=_ready)

@@ -118,12 +118,13 @@ async def test_degraded_label_follows_the_shown_round_and_tabs_are_never_blank(
         assert app.shown_result is not None
         art = app.shown_result.artifact
         assert label == f"Degraded ({len(art.degraded) + len(art.skill_errors)})"
-        # the path: down, tab tab, right ×8 must land on a filled Degraded tab
-        await pilot.press("down", "tab", "tab", *["right"] * 8)
+        # the path: down, tab tab, right to the last tab must land on a filled
+        # Degraded tab (×9: the Ranks tab comes before it)
+        await pilot.press("down", "tab", "tab", *["right"] * 9)
         await pilot.pause()
         assert tabs.active == "degraded"
         assert "degraded (" in static_text(app.query_one("#degraded-body"))
-        await pilot.press("left")
+        await pilot.press("left", "left")
         await pilot.pause()
         assert tabs.active == "rounds"
         assert static_text(app.query_one("#rounds-body")).split()[0] == "round"

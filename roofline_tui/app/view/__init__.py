@@ -34,6 +34,7 @@ from roofline_tui.app.view.panes import (
     degraded_view,
     flags,
     levers,
+    ranks_view,
     raw_json,
     summary,
 )
@@ -69,6 +70,7 @@ from roofline_tui.app.view.rankings import (
     table_rows,
 )
 from roofline_tui.app.view.styles import (
+    BOUND_MEANING,
     DIM,
     FLAG_MEANING,
     FLAG_ORDER,
@@ -93,6 +95,7 @@ from roofline_tui.app.view.styles import (
 )
 
 __all__ = [
+    "BOUND_MEANING",
     "CELL_PAD",
     "COLUMNS_BY_KEY",
     "Column",
@@ -151,6 +154,7 @@ __all__ = [
     "next_target",
     "rank_moves",
     "rank_rows",
+    "ranks_view",
     "raw_json",
     "roofline_text",
     "rounds_view",

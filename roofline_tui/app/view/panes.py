@@ -1,4 +1,5 @@
-"""The drill-down's panes: Summary, Assumptions, Flags, Levers, Raw and the round's Degraded view.
+"""The drill-down's panes: Summary, Assumptions, Flags, Levers, Raw, Ranks and the round's Degraded
+view.
 
 Everything untrusted goes through ``printable`` into a :class:`rich.text.Text`, never into markup.
 """
@@ -251,6 +252,51 @@ HOST_SIDE_LEVERS = (
     "the library's tuning database (a better solution index)",
     "a backend swap",
 )
+
+
+def ranks_view(e: Entry, ranks: reading.RankView | None) -> RenderableType:
+    """The round's ranks (or GPUs), one row each with its GPU time, and this kernel's time per
+    launch across them: min, median, max and the slowest (``core.reading``'s RankView)."""
+    if ranks is None or not ranks.several:
+        return Text("one trace: no rank spread (import the traces of several ranks of one run "
+                    "together to see each kernel's spread across them)", style=DIM)
+    unit = ranks.unit
+    spread = ranks.spread_of(e)
+    parts: list[RenderableType] = []
+    head = Text(f"this Top-N is {unit} {ranks.rank} ", style=LABEL_STYLE)
+    head.append("(the slowest: most GPU time)" if ranks.chosen_by == "slowest"
+                else f"(named with {printable(ranks.chosen_by)})", style=DIM)
+    head.append(f" · {len(ranks.traces)} {unit}s read", style=DIM)
+    parts.append(head)
+    if spread is None:
+        parts.append(Text("this kernel has no recorded spread across them", style=DIM))
+    else:
+        t = _grid()
+        t.add_row("kernel", safe(e.short_name, limit=80))
+        t.add_row("per launch", Text(f"min {units.fixed(spread.min_us, 1)} µs · median "
+                                     f"{units.fixed(spread.median_us, 1)} µs · max "
+                                     f"{units.fixed(spread.max_us, 1)} µs"))
+        ratio = reading.spread_ratio(spread)
+        slow = Text(f"{unit} {spread.slowest_rank}", style="bold")
+        if ratio is not None:  # a straggler (10 % over the median or more) in yellow
+            slow.append(f"  {ratio:.2f}× the median", style="yellow" if ratio >= 1.1 else "")
+        t.add_row(f"slowest {unit}", slow)
+        t.add_row(f"{unit}s with it", Text(f"{spread.ranks} of {len(ranks.traces)}"))
+        parts.append(t)
+    table = Table(box=None, padding=(0, 1), header_style=LABEL_STYLE)
+    for col, justify in ((unit, "right"), ("GPU time", "right"), ("launches", "right"),
+                         ("kernels", "right"), ("file", "left")):
+        table.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    slowest = spread.slowest_rank if spread is not None else None
+    for tr in ranks.traces:
+        mark = " ◂ this Top-N" if tr.rank == ranks.rank else ""
+        mark += " ◂ slowest for this kernel" if tr.rank == slowest else ""
+        table.add_row(Text(str(tr.rank), style="bold" if tr.rank == ranks.rank else ""),
+                      Text(units.millis(tr.gpu_time_ms)), Text(units.si(tr.launches)),
+                      Text(str(tr.kernels)),
+                      Text.assemble(safe(tr.file, limit=60), (mark, "yellow")))
+    parts += [Text(""), table]
+    return Group(*parts)
 
 
 def raw_json(e: Entry) -> Text:

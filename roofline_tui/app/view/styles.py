@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from roofline_tui.core import demangle, reading, units
+from roofline_tui.core import metrics as M
 from roofline_tui.core.artifact import Entry
 from roofline_tui.core.textsafe import printable
 
@@ -44,13 +45,32 @@ FLAG_ORDER = tuple(f for f in reading.FLAGS if f not in reading.ROUND_FLAGS)
 FLAG_MEANING = {
     "caution": "the speedup is implausible (model caution): measure before sizing the prize; "
                "never the next target",
-    "suspect": "the model implies a rate above peak (roofline clamped, shown with !)",
+    "suspect": "the byte/FLOP model gives an impossible rate: above the peak (roofline shown "
+               "clamped, 100%!), under 0.1% of it (0%!: the model under-counts) or no bytes "
+               "at all; no verdict",
     "contradiction": "a measured speedup beat the prediction: the model is wrong for this kernel",
     "counters-contradict": "hardware counters contradict the byte/FLOP model",
     "dispatch-bound": "per-launch time within launch-overhead scale: fuse or capture a graph",
     "unmodelled": "no byte/FLOP model for this kernel: see Degraded",
     "regime-assumed": "no step annotation or recorded shape says the regime: it is assumed",
 }
+# The bound types (core.metrics decides them; core.routing routes on them), in words for the
+# help screen. The thresholds are the engine's own constants.
+BOUND_MEANING = (
+    ("memory-bound", f"{M.UTIL_BOUND_THRESHOLD:.0%} or more of a peak used, arithmetic intensity "
+                     "(FLOP/byte) below the ridge point: the HBM bandwidth roof limits it"),
+    ("compute-bound", f"{M.UTIL_BOUND_THRESHOLD:.0%} or more of a peak used, arithmetic "
+                      "intensity above the ridge point: the FLOP/s roof limits it"),
+    ("latency-bound", f"both the HBM and the compute use under {M.UTIL_BOUND_THRESHOLD:.0%} of "
+                      "their peaks: neither roof is the limit, the time goes to waiting "
+                      "(occupancy, dependency chains, a small grid); the levers are occupancy, "
+                      "fusion or split-K, not fewer bytes"),
+    ("dispatch-bound", f"latency-bound with launches of at most {M.DISPATCH_FLOOR_S * 1e6:g} µs "
+                       f"({M.DISPATCH_FACTOR:g}× the ~{M.LAUNCH_OVERHEAD_S * 1e6:g} µs launch "
+                       "overhead): the launch, not the kernel body, is the cost (flag D, no "
+                       "verdict)"),
+    ("unknown", "no usable byte/FLOP model: no bound, no verdict"),
+)
 HEADROOM_MEANING = (
     ("underperforming", "far below what a good kernel of this class reaches: tuning headroom"),
     ("moderate", "some headroom left"),
@@ -75,6 +95,7 @@ def headroom_marker(e: Entry) -> Text:
 
 
 OTHER_LEGEND = (
+    ("100%! / 0%!", "magenta", "a suspect roofline (✕): clamped at the peak, or under 0.1% of it"),
     ("↑3 / ↓2", "green", "places a kernel moved in the gain ranking vs the GPU-time ranking"),
     ("ADVISORY", "bold black on yellow",
      "stage A / low confidence: pct_gpu_time order rules, the measurement decides"),

@@ -21,6 +21,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from roofline_tui.app import view
+from roofline_tui.core import reading
 
 if TYPE_CHECKING:
     from textual.widgets import TabbedContent
@@ -37,10 +38,13 @@ PANES = (
     ("history", "History"),
     ("chart", "Chart"),
     ("rounds", "Rounds"),
+    ("ranks", "Ranks"),
     ("degraded", "Degraded"),
 )
 FIRST_PANE = "summary"
-KERNEL_PANES = frozenset({"summary", "assumptions", "flags", "levers", "raw", "history", "chart"})
+# (Ranks: the round's ranks with the selected kernel's spread across them)
+KERNEL_PANES = frozenset({"summary", "assumptions", "flags", "levers", "raw", "history", "chart",
+                          "ranks"})
 ROUND_PANES = frozenset({"rounds", "degraded"})
 
 
@@ -215,6 +219,7 @@ class DetailPanel(Vertical):
                         else "no analysed kernels in this round", style="dim")
         e, a = row.entry, result.artifact
         renderers: dict[str, Callable[[], RenderableType]] = {
+            "ranks": lambda: view.ranks_view(e, reading.rank_view(result.topn)),
             "summary": lambda: view.summary(e, a),
             "assumptions": lambda: view.assumptions(e),
             "flags": lambda: view.flags(e, a),

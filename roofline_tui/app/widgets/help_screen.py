@@ -1,5 +1,5 @@
-"""The help screen: the live key bindings (each key is written once, on its Binding) and the
-legend of the tables' colours and symbols."""
+"""The help screen: the legend of the tables' colours and symbols, what each bound type means,
+then every key by where it works (each key is written once, on its Binding)."""
 
 from __future__ import annotations
 
@@ -42,11 +42,30 @@ def key_sections(app: App[None]) -> list[KeySection]:
     focus = [b for b in Screen.BINDINGS if isinstance(b, Binding) and "focus" in b.action]
     focus_rows = [(app.get_key_display(b), "move focus: round selector, rankings, "
                    "drill-down tabs" if b.key == "tab" else "move focus back") for b in focus]
+    from textual.widgets import Select
+
+    from roofline_tui.app.widgets.detail_panel import DetailPanel
+
+    def key(name: str) -> str:
+        return app.get_key_display(Binding(name, ""))
+
+    drill = binding_rows(app, DetailPanel.BINDINGS) + [
+        (key("enter"), "from a ranking: open the selected kernel's drill-down and focus it"),
+        ("↑ ↓ PgUp PgDn", "scroll the open tab"),
+        (key("escape"), "back to the rankings"),
+    ]
+    menu = [(key, "open the list of rounds (then ↑ ↓ and enter pick one, escape closes it)")
+            for key, _ in binding_rows(app, Select.BINDINGS)]
     return [
         ("Everywhere", binding_rows(app, app.BINDINGS) + binding_rows(app, [palette])
          + focus_rows),
         ("In a ranking", binding_rows(app, RankTable.BINDINGS)),
+        ("In the drill-down (tabs)", drill),
         ("In the chart", binding_rows(app, RooflineChart.BINDINGS)),
+        ("In the round selector", menu),
+        ("In this help", [(" ".join(key(k) for k in b.key.split(",")), "close the help")
+                          for b in HelpScreen.BINDINGS if isinstance(b, Binding)]
+         + [("↑ ↓ PgUp PgDn", "scroll")]),
     ]
 
 
@@ -63,8 +82,15 @@ def help_renderable(sections: Sequence[KeySection]) -> RenderableType:
                        view.FLAG_MEANING[flag])
     for sample_text, style, meaning in view.OTHER_LEGEND:
         legend.add_row(Text(sample_text, style=style), meaning)
+    bounds = Table.grid(padding=(0, 2))
+    bounds.add_column(no_wrap=True, style="bold")
+    bounds.add_column()
+    for bound, meaning in view.BOUND_MEANING:
+        bounds.add_row(bound, meaning)
     # the legend first: it is what a glance at the help is for; the keys follow (scroll)
-    parts: list[RenderableType] = [Text("Legend", style="bold underline"), legend, Text("")]
+    parts: list[RenderableType] = [Text("Legend", style="bold underline"), legend, Text(""),
+                                   Text("Bound types (the bound column)",
+                                        style="bold underline"), bounds, Text("")]
     for title, rows in sections:
         if not rows:
             continue

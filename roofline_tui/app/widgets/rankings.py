@@ -142,6 +142,19 @@ class Rankings(Horizontal):
         self.pct_table.set_rows(out["by-pct"], self.selected_key)
         self.gain_table.set_rows(out["by-gain"], self.selected_key)
         self._render_titles(len(pct_rows), len(pct_shown))
+        self._cap_heights()
+
+    def _cap_heights(self) -> None:
+        """Each ranking at most as tall as its title, header and rows: on a narrow screen
+        (app.tcss) the rankings share the height with the drill-down, and a short one leaves
+        the rest to it."""
+        total = 0
+        for box, table in zip(self.query(".table-box"), (self.pct_table, self.gain_table),
+                              strict=True):
+            tall = 2 + max(table.row_count, 1)  # title, column header, rows
+            box.styles.max_height = tall
+            total += tall
+        self.styles.max_height = total
 
     def _marked(self, rows: list[rk.TableRow], cols: list[rk.Fitted]) -> list[rk.TableRow]:
         """Each kernel cell led by its headroom marker (NO_COLOR: the class without colour)."""

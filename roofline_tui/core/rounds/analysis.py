@@ -27,6 +27,7 @@ from roofline_tui.core.layout import (
 )
 from roofline_tui.core.markdown import artifact_to_markdown
 from roofline_tui.core.model_config import ModelShape
+from roofline_tui.core.reading import RankView
 from roofline_tui.core.peaks import Peaks, load_peak_table, resolve_peaks
 from roofline_tui.core.refine import load_refinements
 from roofline_tui.core.rounds.reads import Reads, reads_or_new
@@ -312,25 +313,28 @@ def _is_under(path: Path, root: Path) -> bool:
     return True
 
 
-def write_csv(artifact: Artifact, out_dir: Path) -> Path:
+def write_csv(artifact: Artifact, out_dir: Path, ranks: RankView | None = None) -> Path:
     """Write ``profile_roofline.csv`` (one row per entry) atomically beside the artifact, under
-    the file's write lock (two writers never interleave)."""
+    the file's write lock (two writers never interleave). ``ranks``: the round's ranks, for the
+    spread columns (``core.reading.rank_view``)."""
     from roofline_tui.core.table_csv import CSV_NAME, artifact_to_csv
 
     path = Path(out_dir) / CSV_NAME
-    text = artifact_to_csv(artifact)
+    text = artifact_to_csv(artifact, ranks)
     with write_lock(path):
         return atomic_write_text(path, text)
 
 
-def write_artifact(artifact: Artifact, out_dir: Path) -> tuple[Path, Path]:
+def write_artifact(artifact: Artifact, out_dir: Path,
+                   ranks: RankView | None = None) -> tuple[Path, Path]:
     """Write ``profile_roofline.json`` and ``.md`` as a pair: both are written to temp files
     first and renamed only when both succeeded, so a new json never sits beside an old md.
-    Raises :class:`~roofline_tui.core.store.WriteProblem` naming the file that failed."""
+    ``ranks``: the round's ranks, for the Markdown's spread column. Raises
+    :class:`~roofline_tui.core.store.WriteProblem` naming the file that failed."""
     out_dir = Path(out_dir)
     json_text = artifact_to_json(artifact)  # first: it records non-finite values as problems
     json_path, md_path = atomic_write_pair([
         (out_dir / ARTIFACT_JSON, json_text),
-        (out_dir / ARTIFACT_MD, artifact_to_markdown(artifact)),
+        (out_dir / ARTIFACT_MD, artifact_to_markdown(artifact, ranks)),
     ])
     return json_path, md_path
