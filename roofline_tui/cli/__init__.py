@@ -50,6 +50,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("import", "imports:register"),
     ("ingest", "ingest:register"),
     ("rounds", "rounds:register_rounds"),
+    ("diff", "diff:register"),
     ("playbook", "rounds:register_playbook"),
     ("calibrate", "calibrate:register"),
     ("devices", "devices:register"),

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, get_args
 
 from roofline_tui.core import labels
 from roofline_tui.core import metrics as M
+from roofline_tui.core import units
 from roofline_tui.core.artifact import (
     DOCTRINE,
     AnalysisSettings,
@@ -37,6 +38,8 @@ from roofline_tui.core.artifact import (
     Regime,
     RoofAxis,
     Stage,
+    StepSplit,
+    StepTarget,
     WorkloadInfo,
     is_bound_type,
     priors_fingerprint,
@@ -1272,6 +1275,54 @@ def _plan_counters(heads: Sequence[TopNEntry], refinements: Refinements | None,
 
 
 MAX_UNMATCHED = 20
+# a part of the step (idle gaps, exposed communication, exposed copies) at or above this share
+# of its span is a target beside the kernels
+STEP_TARGET_MIN_SHARE = 0.05
+
+
+def _step_split(topn: TopN) -> tuple[list[StepSplit], str | None, list[StepTarget]]:
+    """The Top-N's ``step_time`` as per-step splits, and the parts large enough to work on."""
+    block = topn.ext.step_time if topn.ext is not None else None
+    if block is None:
+        return [], None, []
+    from roofline_tui.core.lever_table import STEP_LEVERS
+
+    splits: list[StepSplit] = []
+    targets: list[StepTarget] = []
+    for g in block.groups:
+        n = max(g.steps, 1)
+        per = {f: getattr(g, f"{f}_us") / n / 1000.0 for f in (
+            "span", "busy", "idle", "compute", "comm", "comm_exposed", "copy", "copy_exposed")}
+        span = g.span_us
+        split = StepSplit(regime=g.regime, steps=g.steps,
+                          **{f"{f}_ms": rounded(v, 6) or 0.0 for f, v in per.items()},
+                          largest_gap_ms=rounded(g.largest_gap_us / 1000.0, 6) or 0.0,
+                          idle_share=g.idle_us / span, comm_exposed_share=g.comm_exposed_us / span,
+                          copy_exposed_share=g.copy_exposed_us / span)
+        splits.append(split)
+        where = (f"each {g.regime} step" if g.regime and g.steps else "the trace's GPU span")
+        for kind, share, what in (
+                ("idle gaps", split.idle_share, "the GPU is idle"),
+                ("exposed communication", split.comm_exposed_share,
+                 "communication with no compute beside it takes"),
+                ("memcpy", split.copy_exposed_share, "copies with nothing beside them take")):
+            if share < STEP_TARGET_MIN_SHARE:
+                continue
+            detail = (f"; its longest gap {units.millis(split.largest_gap_ms)}"
+                      if kind == "idle gaps" and split.largest_gap_ms else "")
+            side = ": host side first" if kind == "idle gaps" else ""
+            targets.append(StepTarget(
+                kind=kind, regime=g.regime, share_of_span=share,
+                expected_e2e_gain_pct=rounded(share * 100.0, 2) or 0.0,
+                line=(f"{what} {share:.0%} of {where} ({units.millis(per['span'])} span"
+                      f"{detail}){side}"),
+                levers=list(STEP_LEVERS[kind])))
+    targets.sort(key=lambda t: -t.expected_e2e_gain_pct)
+    note = block.nested
+    if block.basis == "trace":
+        note = ("no serving steps: the whole trace on the device is one span, so idle time "
+                "includes the gaps between profiled regions")
+    return splits, note, targets
 
 
 def _ceilings(peaks: Peaks) -> dict[str, tuple[float, float]]:
@@ -1342,8 +1393,24 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         skill_errors=errors,
         doctrine_note=DOCTRINE,
     )
+    _attach_round_level(artifact, topn, joins)
+    from roofline_tui.core.reading import next_target  # the one reading every renderer prints
+
+    artifact.next_target = next_target(artifact)  # renderers read it (reading.next_target_of)
+    return artifact
+
+
+def _attach_round_level(artifact: Artifact, topn: TopN, joins: list[CounterFileJoin]) -> None:
+    """What the artifact says of the round as a whole: the profile's notes, the step split and
+    its targets, the counter files' joins, the missing regime, the graph replay."""
     if topn.notes:
         artifact.profile_notes = list(topn.notes)
+    splits, split_note, step_targets = _step_split(topn)
+    if splits:
+        artifact.step_split = splits
+        artifact.step_targets = step_targets
+        if split_note:
+            artifact.step_split_note = split_note
     if joins:
         from roofline_tui.core.reading import counter_join_line
 
@@ -1356,8 +1423,4 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
     if topn.graph_replay is not None:
         artifact.graph_replay = GraphReplayInfo.model_validate(
             topn.graph_replay.model_dump(exclude_none=True))
-    from roofline_tui.core.reading import next_target  # the one reading every renderer prints
-
-    artifact.next_target = next_target(artifact)  # renderers read it (reading.next_target_of)
-    return artifact
 

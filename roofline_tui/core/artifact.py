@@ -488,6 +488,40 @@ class CounterFileJoin(Record):
     arch_warning: str | None = when_set(description="the file's arch differs from the round's")
 
 
+class StepSplit(Record):
+    """One regime's steps (or the whole trace) as the GPU spent them: per step on average,
+    with each part's share of the span (importers.step_time; busy + idle = span)."""
+
+    regime: str | None = Field(default=None, description="decode | prefill; null: the trace")
+    steps: int = Field(description="steps summed (0: the whole trace as one span)")
+    span_ms: float = Field(description="GPU span per step (first start to last end of its work)")
+    busy_ms: float
+    idle_ms: float
+    compute_ms: float
+    comm_ms: float
+    comm_exposed_ms: float = Field(description="communication with no compute beside it")
+    copy_ms: float
+    copy_exposed_ms: float = Field(description="copies with neither compute nor communication "
+                                               "beside them")
+    largest_gap_ms: float = Field(description="the longest idle piece of any step")
+    idle_share: float
+    comm_exposed_share: float
+    copy_exposed_share: float
+
+
+class StepTarget(Record):
+    """A part of the step large enough to be worked on like a kernel: idle gaps, exposed
+    communication or exposed copies, with its Amdahl bound and levers."""
+
+    kind: Literal["idle gaps", "exposed communication", "memcpy"]
+    regime: str | None = None
+    share_of_span: float = Field(description="its share of the step's GPU span")
+    expected_e2e_gain_pct: float = Field(description="upper bound: the span shrinks by that "
+                                                     "share if all of it goes")
+    line: str = Field(description="the reading, e.g. 'the GPU is idle 31% of each decode step'")
+    levers: list[str] = Field(default_factory=empty_list)
+
+
 class PredictedVsActual(Record):
     """A kernel whose per-launch time moved between two rounds, against what was predicted."""
 
@@ -645,6 +679,8 @@ class NextTarget(Record):
     advisory: bool = False  # stage A / low confidence: the GPU-time order rules
     stage: Stage = "A"
     line: str = ""  # the one-line reading every renderer prints
+    step_first: StepTarget | None = when_set(
+        description="a part of the step whose bound beats the pick's gain: said first")
 
 
 class AnalysisSettings(Record):
@@ -700,6 +736,13 @@ class Artifact(Record):
     inputs: InputsUsed = when_set(factory=InputsUsed)
     doctrine_note: str | None = when_set()
     # -- what the profile's importer noticed (bad rows skipped, graph replay, names cut ...)
+    step_split: list[StepSplit] = when_set_list(
+        "the step as a whole: per regime, the GPU span split into compute, communication, "
+        "copies and idle time (per trace when the trace has no steps)")
+    step_split_note: str | None = when_set(description="how the steps were told apart")
+    step_targets: list[StepTarget] = when_set_list(
+        "parts of the step (idle gaps, exposed communication, copies) at or above "
+        "STEP_TARGET_MIN_SHARE of its span, ranked by their bound beside the kernels")
     counter_joins: list[CounterFileJoin] = when_set_list(
         "stage C: per counter file, which measured kernels were applied to which heads by "
         "which rule, which matched nothing, which were withheld and why")

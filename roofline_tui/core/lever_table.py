@@ -245,3 +245,29 @@ TABLE: tuple[LeverRow, ...] = (
              "{at_pct}{launch}",
              "{up_to}", "spec §7 routing (underperforming latency-bound)", editable=True),
 )
+
+
+# What to do about a part of the step that is not a kernel (core.analyze step targets): the
+# levers a serving engineer reaches for, each with where it comes from.
+STEP_LEVERS: dict[str, tuple[str, ...]] = {
+    "idle gaps": (
+        "capture the step in a CUDA/HIP graph (vLLM/SGLang cudagraph capture sizes covering "
+        "the batch): launches are no longer paid from the host one by one",
+        "fewer, larger launches: fuse the small kernels between the gaps (torch.compile, the "
+        "engine's fused ops)",
+        "overlap the host work with the GPU (the engine's async scheduling / overlap "
+        "scheduler), so the next step's launches are queued before this one ends",
+    ),
+    "exposed communication": (
+        "overlap the collective with compute (the engine's async TP / comm-compute overlap; "
+        "a fused GEMM + all-reduce)",
+        "a faster collective for the size (custom / quick all-reduce, NCCL/RCCL algorithm and "
+        "protocol, multimem on NVLink SHARP)",
+        "move fewer bytes: a lower-precision all-reduce, or fewer collectives per layer",
+    ),
+    "memcpy": (
+        "keep the data on the GPU (no host round trip per step: sampling and bookkeeping on "
+        "the device)",
+        "pinned memory and async copies on their own stream, overlapped with compute",
+    ),
+}

@@ -246,6 +246,32 @@ class StepWindow(BaseModel):
                                  "time on the device")
 
 
+class StepTimeGroup(BaseModel):
+    """The summed split of the GPU spans of one regime's steps (or of the whole trace)."""
+
+    regime: Literal["decode", "prefill"] | None = Field(
+        default=None, description="the steps' regime; null: the whole trace as one span")
+    steps: int = 0
+    span_us: float = 0.0
+    busy_us: float = 0.0
+    idle_us: float = 0.0
+    compute_us: float = 0.0
+    comm_us: float = 0.0
+    comm_exposed_us: float = 0.0
+    copy_us: float = 0.0
+    copy_exposed_us: float = 0.0
+    largest_gap_us: float = 0.0
+
+
+class StepTime(BaseModel):
+    """How each step's GPU span splits into compute, communication, copies and idle time
+    (importers.step_time)."""
+
+    basis: Literal["steps", "trace"]
+    groups: list[StepTimeGroup] = Field(default_factory=empty_list)
+    nested: str | None = None
+
+
 class DocExtension(BaseModel):
     version: int = EXTENSION_VERSION
     regime: RegimeEvidence | None = None
@@ -253,6 +279,7 @@ class DocExtension(BaseModel):
     ranks: RankSet | None = None
     distributed: Distributed | None = None
     steps: StepWindow | None = None
+    step_time: StepTime | None = None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -471,8 +498,49 @@ def parse_doc_extension(raw: Any) -> tuple[DocExtension | None, list[str]]:
     steps, why = parse_step_window(raw.get("steps"))
     if why:
         problems.append(why)
+    step_time, why = parse_step_time(raw.get("step_time"))
+    if why:
+        problems.append(why)
     return DocExtension(regime=regime, captures=captures, ranks=ranks,
-                        distributed=distributed, steps=steps), problems
+                        distributed=distributed, steps=steps, step_time=step_time), problems
+
+
+_SPLIT_FIELDS = ("span_us", "busy_us", "idle_us", "compute_us", "comm_us", "comm_exposed_us",
+                 "copy_us", "copy_exposed_us", "largest_gap_us")
+MAX_STEP_GROUPS = 4
+
+
+def parse_step_time(raw: Any) -> tuple[StepTime | None, str | None]:
+    """The document's ``step_time`` block, or None with a one-line reason when unusable. A
+    group whose parts do not add up (busy + idle against the span, each part within busy) is
+    dropped: its shares would mean nothing."""
+    if raw is None:
+        return None, None
+    bad = f"{EXTENSION_KEY}.step_time: not a usable step split, ignored"
+    if not isinstance(raw, dict) or raw.get("basis") not in ("steps", "trace"):
+        return None, bad
+    groups: list[StepTimeGroup] = []
+    dropped = 0
+    for g in (raw.get("groups") or [])[:MAX_STEP_GROUPS]:
+        if not isinstance(g, dict) or g.get("regime") not in ("decode", "prefill", None):
+            dropped += 1
+            continue
+        vals = {f: _us(g.get(f)) for f in _SPLIT_FIELDS}
+        span, busy, idle = vals["span_us"], vals["busy_us"], vals["idle_us"]
+        if (span is None or busy is None or idle is None or span <= 0
+                or abs(busy + idle - span) > 0.01 * span
+                or any(v is not None and v > busy * 1.001 + 1e-9 for f, v in vals.items()
+                       if f not in ("span_us", "idle_us", "busy_us", "largest_gap_us"))):
+            dropped += 1
+            continue
+        groups.append(StepTimeGroup(regime=g.get("regime"), steps=_count(g.get("steps")) or 0,
+                                    **{f: v or 0.0 for f, v in vals.items()}))
+    if not groups:
+        return None, bad
+    why = f"{EXTENSION_KEY}.step_time: {dropped} group(s) that do not add up dropped" \
+        if dropped else None
+    return StepTime(basis=raw["basis"], groups=groups,
+                    nested=_text(raw.get("nested"), 300)), why
 
 
 def parse_step_window(raw: Any) -> tuple[StepWindow | None, str | None]:

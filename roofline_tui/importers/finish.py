@@ -48,6 +48,8 @@ def choose_model_config(config_file: Path | None, model: str | None) -> ConfigCh
     describe a model as ``analyze`` reads one); ``None`` when neither was given. Raises
     :class:`ImportProblem` (one line) when the named file is unusable or the model is not in
     the local Hugging Face cache: nothing is written then."""
+    if config_file is None and not model:
+        return None  # (nothing named: the config reader and its models are never loaded)
     from roofline_tui.core.model_config import load_model_config
     from roofline_tui.core.model_lookup import find_cached_config
     from roofline_tui.core.store import MAX_READ_BYTES, ReadProblem, read_bytes

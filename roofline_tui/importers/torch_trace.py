@@ -43,7 +43,6 @@ import gzip
 import io
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -84,6 +83,7 @@ from roofline_tui.importers.common import (
 from roofline_tui.importers.device import DeviceInfo, from_kineto
 from roofline_tui.importers.jsonstream import READ_CHUNK, TraceEventStream
 from roofline_tui.importers.replay import ReplayJoin, join_replays
+from roofline_tui.importers import step_time
 from roofline_tui.importers.step_window import StepRequest, StepWindowError, Window, kept_steps
 from roofline_tui.importers.steps import Group, StepRecord, parse_step_label, phase_aggregates
 
@@ -2023,6 +2023,28 @@ def _step_window(col: _Collector, rows: Sequence[int], steps: list[_Step], step_
     return window, kept
 
 
+def _step_time(col: _Collector, rows: Sequence[int], steps: list[_Step], step_of: array[int]
+               ) -> dict[str, Any] | None:
+    """Each step's GPU span split into compute, communication, copies and idle time
+    (:mod:`importers.step_time`), summed per regime; the trace as one span without steps."""
+    kind_of: dict[int, int] = {}
+    g_name, g_ts, g_dur, names = col.g_name, col.g_ts, col.g_dur, col.names
+    kinds = []
+    for i in rows:
+        nid = g_name[i]
+        k = kind_of.get(nid)
+        if k is None:
+            c = classify_op(names[nid])
+            k = kind_of[nid] = (step_time.COMM if c.op_class == "comm" else step_time.COPY
+                                if c.op_subclass in ("copy", "host_copy") else
+                                step_time.COMPUTE)
+        kinds.append(k)
+    cpu = list(col.cpu_steps)
+    nested = len(cpu) - len(_outermost(cpu)) if steps and cpu else 0
+    return step_time.step_time_block([g_ts[i] for i in rows], [g_dur[i] for i in rows], kinds,
+                                     step_of, [s.regime for s in steps], nested)
+
+
 def _sums_of(col: _Collector, rows: Sequence[int]) -> dict[int, list[Any]]:
     """Kernel name id -> [calls, total µs] over ``rows`` (in row order)."""
     sums: dict[int, list[Any]] = {}
@@ -2169,10 +2191,12 @@ def import_collected(
                      f"({dropped_us / full:.1%}) of the device's GPU time left out")
     elif window is not None:
         step_block = _window_block(window, 0.0, total)
-        if window.recorded:
+        if window.how != "auto" or window.reason.startswith("no steady"):
+            # said when asked for, or when no steady run was found (not for every trace)
             notes.append(f"all {window.recorded} serving step(s) summed ({window.reason})")
     else:
         step_block = None
+    time_split = _step_time(col, rows, steps, step_of)
     aggs = {nid: KernelAgg(col.names[nid], calls=calls, total_us=total_us)
             for nid, (calls, total_us) in sums.items()}
     for nid, label in stage_labels.items():
@@ -2225,7 +2249,7 @@ def import_collected(
                      top=top, serving=serving, isl=isl, osl=osl, conc=conc,
                      capture_sizes=capture_sizes, notes=notes, graph_replay=replay,
                      extension=_doc_extension(col, regime, replay_join, header,
-                                              Path(path).name, step_block))
+                                              Path(path).name, step_block, time_split))
     info = from_kineto(header, dev, Path(path).name) if identify_device else None
     return TorchImport(doc=doc, device=choice, events_seen=col.events, notes=notes,
                        device_info=info)
@@ -2446,10 +2470,13 @@ def _shape_regime(col: _Collector) -> dict[str, Any]:
 
 def _doc_extension(col: _Collector, regime: dict[str, Any], join: ReplayJoin | None,
                    header: dict[str, Any] | None = None, file: str = "the trace",
-                   steps: dict[str, Any] | None = None) -> dict[str, Any]:
+                   steps: dict[str, Any] | None = None,
+                   step_time: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"regime": regime}
     if steps is not None:
         out["steps"] = steps
+    if step_time is not None:
+        out["step_time"] = step_time
     if join is not None and join.used:
         out["captures"] = join.used
     dist = distributed_info(header or {}, file)
@@ -2508,8 +2535,3 @@ def graph_replay(col: _Collector, gpu_events: int, join: ReplayJoin | None = Non
             "warning": "graph replay: " + "; ".join(parts)}
 
 
-def file_size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

@@ -21,7 +21,8 @@ def _subcommands(parser) -> dict:
 
 def test_the_table_lists_every_command_once_in_help_order() -> None:
     names = [name for name, _ in COMMANDS]
-    assert names == ["analyze", "schema", "dash", "demo", "import", "ingest", "rounds", "playbook", "calibrate", "devices"]
+    assert names == ["analyze", "schema", "dash", "demo", "import", "ingest", "rounds", "diff",
+                     "playbook", "calibrate", "devices"]
     assert list(_subcommands(build_parser())) == names
     help_text = roofline("--help").stdout
     for name in names:

@@ -224,10 +224,6 @@ class RoundCache(Generic[V]):
             while len(self._entries) > self.max_rounds:
                 self._entries.popitem(last=False)
 
-    def forget(self, round_dir: Path) -> None:
-        with self._lock:
-            self._entries.pop(self._key(round_dir), None)
-
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
