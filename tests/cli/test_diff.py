@@ -122,3 +122,14 @@ def test_table_csv_and_md_and_the_unmatched_rest(base: dict[str, Any], tmp_path:
     assert md.startswith("# ") and "| op |" in md
     missing = roofline("diff", a, tmp_path)
     assert missing.returncode == 1 and "no profile_topN.json" in missing.stderr
+
+
+def test_the_diff_json_validates_against_its_published_schema(base: dict[str, Any],
+                                                              tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads(roofline("schema", "--diff").stdout)
+    a = _round(tmp_path, "a", base)
+    b = _round(tmp_path, "b", _variant(base, time_scale=1.2, rename=True))
+    jsonschema.validate(_diff(a, b), schema)
+    assert schema["title"] == "Diff" and "rows" in schema["properties"]
