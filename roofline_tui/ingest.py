@@ -82,7 +82,11 @@ PARTIAL_MARK = ".partial-"
 _PARTIAL = re.compile(r"^\.round_\d+\.partial-[0-9a-z_]+$")
 _NUMERIC_ROUND = re.compile(r"^round_(\d+)$")
 
-Kind = Literal["torch", "nsys"]
+Kind = Literal["torch", "nsys", "rocprofv3"]
+# rocprofv3 writes <output dir>/<host>/<pid>_kernel_trace.csv (or <pid>_results.db with
+# --output-format rocpd), with <pid>_memory_copy_trace.csv and <pid>_agent_info.csv beside it
+ROCPROF_MAIN = ("_kernel_trace.csv", "_results.db")
+ROCPROF_COMPANIONS = ("_memory_copy_trace.csv", "_agent_info.csv")
 
 
 def kind_of(path: Path) -> Kind | None:
@@ -95,7 +99,20 @@ def kind_of(path: Path) -> Kind | None:
         return "torch"
     if low.endswith(".sqlite"):
         return "nsys"
+    if low.endswith(ROCPROF_MAIN):
+        return "rocprofv3"
     return None
+
+
+def rocprof_companions(main: Path) -> list[Path]:
+    """The memory-copy and agent-info files of the same rocprofv3 run as ``main`` (same
+    directory, same ``<pid>_`` prefix), those that exist."""
+    for ending in ROCPROF_MAIN:
+        if main.name.lower().endswith(ending):
+            prefix = main.name[: -len(ending)]
+            return [c for c in (main.with_name(prefix + e) for e in ROCPROF_COMPANIONS)
+                    if c.is_file()]
+    return []
 
 
 def candidate_files(trace_dir: Path) -> list[Path]:
@@ -116,6 +133,11 @@ def candidate_files(trace_dir: Path) -> list[Path]:
                 out.extend(Path(e.path) for e in sorted(os.scandir(entry.path),
                                                         key=lambda e: e.name)
                            if _is_file(e) and kind_of(Path(e.path)) is not None)
+        elif is_dir and not entry.name.startswith("."):  # rocprofv3's <host>/ directory
+            with contextlib.suppress(OSError):
+                out.extend(Path(e.path) for e in sorted(os.scandir(entry.path),
+                                                        key=lambda e: e.name)
+                           if _is_file(e) and kind_of(Path(e.path)) == "rocprofv3")
         elif not is_dir and _is_file(entry) and kind_of(Path(entry.path)) is not None:
             out.append(Path(entry.path))
     return out
@@ -148,17 +170,28 @@ class _Tail:
     def __init__(self) -> None:
         self.first = b""
         self.last = b""
+        self.final = b""  # the very last byte (whitespace included)
         self.hash = hashlib.sha256()
 
     def feed(self, data: bytes) -> None:
         if not data:
             return
         self.hash.update(data)
+        self.final = data[-1:]
         stripped = data.strip()
         if stripped:
             if not self.first:
                 self.first = stripped[:1]
             self.last = stripped[-1:]
+
+    def csv_problem(self) -> str | None:
+        """A CSV table is whole when it has a row and ends with its line's newline (a writer
+        flushes whole lines; a cut file ends mid-row)."""
+        if not self.first:
+            return "is empty"
+        if self.final not in (b"\n", b"\r"):
+            return "the CSV ends mid-row (still being written?)"
+        return None
 
     def json_problem(self) -> str | None:
         if self.first == b"\xef":  # a UTF-8 byte-order mark
@@ -222,7 +255,7 @@ def check_complete(path: Path) -> Check:
         with open(path, "rb") as fh:
             head = fh.read(2)
             fh.seek(0)
-            if path.name.lower().endswith(".sqlite"):
+            if path.name.lower().endswith((".sqlite", ".db")):
                 problem = _sqlite_check(path, fh, raw)
                 size = os.fstat(fh.fileno()).st_size
                 if problem is not None:
@@ -239,7 +272,8 @@ def check_complete(path: Path) -> Check:
     except OSError as exc:
         return Check(False, f"cannot read it ({exc.strerror or exc})")
     if problem is None:
-        problem = tail.json_problem()
+        problem = (tail.csv_problem() if path.name.lower().endswith(".csv")
+                   else tail.json_problem())
     if problem is not None:
         return Check(False, problem, size=size)
     return Check(True, "", raw.hexdigest(), tail.hash.hexdigest(), size)

@@ -294,11 +294,20 @@ class _Job:
         return f"{len(doc.get('top_kernels') or [])} kernels"
 
     def _import(self, session: Session, out: Path) -> dict[str, Any]:
+        from roofline_tui import ingest
         from roofline_tui.importers.finish import finish_import
 
         args = self.args
         workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
-        if session.kind == "nsys":
+        if session.kind == "rocprofv3":
+            from roofline_tui.importers.tables import import_rocprofv3
+
+            main_file = session.files[0]
+            rocprof = import_rocprofv3([main_file, *ingest.rocprof_companions(main_file)],
+                                       **({"top": args.top} if args.top else {}))
+            doc, device, notes = rocprof.doc, rocprof.device_info, None
+            tool = "rocprofv3"
+        elif session.kind == "nsys":
             from roofline_tui.importers.tables import import_nsys
 
             nsys = import_nsys(session.files[0], **({"top": args.top} if args.top else {}))

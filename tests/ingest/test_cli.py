@@ -310,3 +310,24 @@ def test_the_model_named_once_is_copied_into_every_round(
     # a model not in the cache is refused before anything is read
     assert ingest(d, "--out", tmp_path / "p2", "--once", "--model", "org/absent") == 1
     assert not (tmp_path / "p2").exists() or not rounds(tmp_path / "p2")
+
+
+def test_a_rocprofv3_output_folder(tmp_path: Path, capsys) -> None:
+    """rocprofv3 writes <dir>/<host>/<pid>_kernel_trace.csv: the run becomes a round equal to
+    `roofline import rocprofv3` of the file; a kernel trace cut mid-row is a failure."""
+    real = need(REAL_FORMATS / "rocprofv3" / "rocprofiler-sdk_docs_kernel_trace_latest.csv")
+    d, prof = tmp_path / "traces", tmp_path / "prof"
+    host = d / "node-01"
+    host.mkdir(parents=True)
+    (host / "4242_kernel_trace.csv").write_bytes(real.read_bytes())
+    cut = real.read_bytes().rstrip(b"\n")
+    (host / "4343_kernel_trace.csv").write_bytes(cut[: len(cut) - 5])
+    assert ingest(d, "--out", prof, "--once", "--settle", "0.2", "--timeout", "1.5",
+                  "--device", "MI300X") == 1
+    out = capsys.readouterr().out
+    assert "round_0 ← 4242_kernel_trace.csv" in out
+    assert "failed: 4343_kernel_trace.csv: the CSV ends mid-row" in out
+    assert rounds(prof) == ["round_0"]
+    assert main(["import", "rocprofv3", str(real), "--out", str(tmp_path / "by_hand")]) == 0
+    assert stable(json.loads((prof / "round_0" / "profile_topN.json").read_text())) == stable(
+        json.loads((tmp_path / "by_hand" / "profile_topN.json").read_text()))
