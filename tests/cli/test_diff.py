@@ -126,7 +126,7 @@ def test_table_csv_and_md_and_the_unmatched_rest(base: dict[str, Any], tmp_path:
 
 def test_the_diff_json_validates_against_its_published_schema(base: dict[str, Any],
                                                               tmp_path: Path) -> None:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]  # (no stubs in the test extras)
 
     schema = json.loads(roofline("schema", "--diff").stdout)
     a = _round(tmp_path, "a", base)
