@@ -43,7 +43,6 @@ from roofline_tui.importers.common import (
 )
 from roofline_tui.importers.device import DeviceInfo, identify
 from roofline_tui.importers.step_spans import StepSpans, serving_info
-from roofline_tui.importers.steps import parse_step_label
 from roofline_tui.importers.tables import LaunchSums, TableImport, choose_device
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -162,9 +161,8 @@ def _kernel_groups(con: sqlite3.Connection, cols: set[str], strings: bool, budge
 
 def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) -> StepSpans:
     cols = _columns(con, NVTX)
-    out = StepSpans()
     if not {"start", "end"} <= cols:
-        return out
+        return StepSpans()
     text = 'n."text"' if "text" in cols else "NULL"
     join = ""
     if strings and "textId" in cols:
@@ -173,16 +171,8 @@ def _steps(con: sqlite3.Connection, strings: bool, budget: _Budget, pname: str) 
     tid = 'n."globalTid"' if "globalTid" in cols else "0"
     sql = (f"SELECT n.start, n.end, {text}, {tid} FROM {NVTX} n {join} "  # noqa: S608
            f"WHERE n.end IS NOT NULL LIMIT {SQLITE_ROW_BUDGET + 1}")
-    for start, end, label, thread in budget.read(con, sql, NVTX, pname):
-        if not isinstance(label, str):
-            continue
-        rec = parse_step_label(label)
-        s, e = number(start), number(end)
-        if rec is None or rec.dummy or s is None or e is None or e < s:
-            continue
-        out.add(integer(thread, nonneg=False) or 0, s, e, rec)
-    out.seal()
-    return out
+    return StepSpans.from_ranges((start, end, thread, label) for start, end, label, thread
+                                 in budget.read(con, sql, NVTX, pname))
 
 
 def _copies(con: sqlite3.Connection, table: str, budget: _Budget, pname: str

@@ -49,7 +49,6 @@ from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, ServingInf
 from roofline_tui.importers.sniff import RPD
 from roofline_tui.importers.sniff import check as sniff_check
 from roofline_tui.importers.step_spans import StepSpans, serving_info
-from roofline_tui.importers.steps import parse_step_label
 from roofline_tui.importers.tables import LaunchSums, TableImport, choose_device
 
 MAX_INFLATED_BYTES = 4 * 1024**3  # a gzipped .rpd inflated beyond this is refused
@@ -207,17 +206,8 @@ def _import_db(db: Path, shown_path: Path, top: int, device_index: int | None) -
 
 def _steps(con: sqlite3.Connection, budget: Any) -> StepSpans:
     """The roctx ranges whose text is a serving step label, per launching thread."""
-    out = StepSpans()
-    for start, end, tid, text in budget.rows(con, _RANGE_SQL, "roctx ranges"):
-        if not isinstance(text, str):
-            continue
-        rec = parse_step_label(text)
-        s, e = number(start), number(end)
-        if rec is None or rec.dummy or s is None or e is None or e < s:
-            continue
-        out.add(integer(tid, nonneg=False) or 0, s, e, rec)
-    out.seal()
-    return out
+    return StepSpans.from_ranges((start, end, tid, text) for start, end, tid, text
+                                 in budget.rows(con, _RANGE_SQL, "roctx ranges"))
 
 
 def _op_phases(con: sqlite3.Connection, budget: Any, steps: StepSpans) -> dict[int, str | None]:

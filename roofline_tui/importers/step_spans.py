@@ -9,10 +9,14 @@ that holds its launch call's time.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+from roofline_tui.core.coerce import integer, number
 
 from roofline_tui.importers.common import ServingInfo
-from roofline_tui.importers.steps import StepRecord, phase_aggregates
+from roofline_tui.importers.steps import StepRecord, parse_step_label, phase_aggregates
 
 STEP_LOOKBACK = 16  # step ranges looked at before a launch time (nesting depth)
 
@@ -30,6 +34,23 @@ class StepSpans:
         self.records.append(rec)
         self.phases.append(phase_of(rec))
         self.by_tid.setdefault(tid, []).append((start, end, len(self.records) - 1))
+
+    @classmethod
+    def from_ranges(cls, ranges: Iterable[tuple[Any, Any, Any, Any]]) -> StepSpans:
+        """The spans of ``(start, end, thread, text)`` rows (values as a table holds them):
+        a range whose text is a serving step label is a step; a dummy step, a range without
+        numbers or one ending before it starts is not."""
+        out = cls()
+        for start, end, thread, text in ranges:
+            if not isinstance(text, str):
+                continue
+            rec = parse_step_label(text)
+            s, e = number(start), number(end)
+            if rec is None or rec.dummy or s is None or e is None or e < s:
+                continue
+            out.add(integer(thread, nonneg=False) or 0, s, e, rec)
+        out.seal()
+        return out
 
     def seal(self) -> None:
         for tid, spans in self.by_tid.items():

@@ -19,7 +19,7 @@ regions, which the block says.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 COMPUTE, COMM, COPY = 0, 1, 2
@@ -28,45 +28,103 @@ _FIELDS = ("span_us", "busy_us", "idle_us", "compute_us", "comm_us", "comm_expos
            "copy_us", "copy_exposed_us", "largest_gap_us")
 
 
-def split_span(starts: Sequence[float], ends: Sequence[float], kinds: Sequence[int]
-               ) -> dict[str, float]:
-    """The span of these rows and how it splits (module docstring), in the rows' unit."""
-    if not starts:
-        return dict.fromkeys(_FIELDS, 0.0)
-    edges: list[tuple[float, int, int]] = []  # (time, +1/-1, kind); ends sort before starts
-    for s, e, k in zip(starts, ends, kinds, strict=True):
-        edges.append((s, 1, k))
-        edges.append((max(s, e), -1, k))
-    edges.sort(key=lambda x: (x[0], x[1]))
-    active = [0, 0, 0]
-    out = dict.fromkeys(_FIELDS, 0.0)
-    last = edges[0][0]
-    for t, step, kind in edges:
-        length = t - last
-        if length > 0:
-            busy = active[COMPUTE] or active[COMM] or active[COPY]
-            if busy:
-                out["busy_us"] += length
-            elif length > out["largest_gap_us"]:
-                out["largest_gap_us"] = length
-            if active[COMPUTE]:
-                out["compute_us"] += length
-            if active[COMM]:
-                out["comm_us"] += length
-                if not active[COMPUTE]:
-                    out["comm_exposed_us"] += length
-            if active[COPY]:
-                out["copy_us"] += length
-                if not active[COMPUTE] and not active[COMM]:
-                    out["copy_exposed_us"] += length
-        active[kind] += step
-        last = t
-    out["span_us"] = edges[-1][0] - edges[0][0]
-    out["idle_us"] = max(out["span_us"] - out["busy_us"], 0.0)
+Intervals = list[list[float]]  # merged [start, end] pairs, in order
+
+
+def _overlap(a: Intervals, b: Intervals) -> float:
+    """Time two merged interval lists share (one pass over both)."""
+    i = j = 0
+    out = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            out += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
     return out
 
 
-def step_time_block(ts: Sequence[float], dur: Sequence[float], kinds: Sequence[int],
+def _length(xs: Intervals) -> float:
+    return sum(e - s for s, e in xs)
+
+
+def _merge(a: Intervals, b: Intervals) -> Intervals:
+    """The union of two merged interval lists."""
+    out: Intervals = []
+    for s, e in sorted(a + b):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def split_positions(ts: Sequence[float], dur: Sequence[float], kinds: Sequence[int] | None,
+                    positions: Iterable[int]) -> dict[str, float]:
+    """The span of the rows at ``positions`` and how it splits (module docstring): the rows
+    taken in start order (already so in a trace: the sort costs a pass), each kind's
+    intervals merged as they come, and the exposed parts from the merged lists' overlaps.
+    ``kinds`` None: every row is compute."""
+    order = sorted(positions, key=ts.__getitem__)
+    out = dict.fromkeys(_FIELDS, 0.0)
+    if not order:
+        return out
+    if kinds is None:  # every row compute: one merge, its length and gaps as it goes
+        busy_us = gap = 0.0
+        cur_s = ts[order[0]]
+        cur_e = cur_s
+        for p in order:
+            s = ts[p]
+            e = s + (dur[p] if dur[p] > 0 else 0.0)
+            if s > cur_e:
+                busy_us += cur_e - cur_s
+                if s - cur_e > gap:
+                    gap = s - cur_e
+                cur_s = s
+            if e > cur_e:
+                cur_e = e
+        busy_us += cur_e - cur_s
+        out.update(span_us=cur_e - ts[order[0]], busy_us=busy_us, compute_us=busy_us,
+                   largest_gap_us=gap)
+        out["idle_us"] = max(out["span_us"] - busy_us, 0.0)
+        return out
+    by_kind: list[Intervals] = [[], [], []]
+    busy: Intervals = []
+    last_end = ts[order[0]]
+    for p in order:
+        s = ts[p]
+        e = s + max(dur[p], 0.0)
+        last_end = max(last_end, e)
+        for merged in (by_kind[kinds[p]], busy):
+            if merged and s <= merged[-1][1]:
+                if e > merged[-1][1]:
+                    merged[-1][1] = e
+            else:
+                merged.append([s, e])
+    compute, comm, copy = by_kind
+    out["span_us"] = last_end - ts[order[0]]
+    out["busy_us"] = _length(busy)
+    out["idle_us"] = max(out["span_us"] - out["busy_us"], 0.0)
+    out["largest_gap_us"] = max((b[0] - a[1] for a, b in zip(busy, busy[1:])), default=0.0)
+    out["compute_us"] = _length(compute)
+    out["comm_us"] = _length(comm)
+    out["comm_exposed_us"] = out["comm_us"] - _overlap(comm, compute) if comm else 0.0
+    out["copy_us"] = _length(copy)
+    out["copy_exposed_us"] = (out["copy_us"] - _overlap(copy, _merge(compute, comm))
+                              if copy else 0.0)
+    return out
+
+
+def split_span(starts: Sequence[float], ends: Sequence[float], kinds: Sequence[int]
+               ) -> dict[str, float]:
+    """:func:`split_positions` of rows given by start and end."""
+    return split_positions(starts, [e - s for s, e in zip(starts, ends, strict=True)], kinds,
+                           range(len(starts)))
+
+
+def step_time_block(ts: Sequence[float], dur: Sequence[float], kinds: Sequence[int] | None,
                     step_of: Sequence[int], regimes: Sequence[int], nested: int = 0
                     ) -> dict[str, Any] | None:
     """The Top-N extension's ``step_time`` block: per regime, the summed split of its steps'
@@ -84,8 +142,7 @@ def step_time_block(ts: Sequence[float], dur: Sequence[float], kinds: Sequence[i
         sums: dict[int, dict[str, float]] = {}
         counts: dict[int, int] = {}
         for k, ps in by_step.items():
-            split = split_span([ts[p] for p in ps], [ts[p] + dur[p] for p in ps],
-                               [kinds[p] for p in ps])
+            split = split_positions(ts, dur, kinds, ps)
             acc = sums.setdefault(regimes[k], dict.fromkeys(_FIELDS, 0.0))
             for f in _FIELDS:
                 acc[f] = max(acc[f], split[f]) if f == "largest_gap_us" else acc[f] + split[f]
@@ -95,7 +152,7 @@ def step_time_block(ts: Sequence[float], dur: Sequence[float], kinds: Sequence[i
                            **{f: round(v, 3) for f, v in sums[r].items()}})
         basis = "steps"
     else:
-        split = split_span(ts, [t + d for t, d in zip(ts, dur, strict=True)], kinds)
+        split = split_positions(ts, dur, kinds, range(len(ts)))
         groups.append({"regime": None, "steps": 0, **{f: round(v, 3) for f, v in split.items()}})
         basis = "trace"
     block: dict[str, Any] = {"basis": basis, "groups": groups}

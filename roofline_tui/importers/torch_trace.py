@@ -2027,22 +2027,22 @@ def _step_time(col: _Collector, rows: Sequence[int], steps: list[_Step], step_of
                ) -> dict[str, Any] | None:
     """Each step's GPU span split into compute, communication, copies and idle time
     (:mod:`importers.step_time`), summed per regime; the trace as one span without steps."""
-    kind_of: dict[int, int] = {}
     g_name, g_ts, g_dur, names = col.g_name, col.g_ts, col.g_dur, col.names
-    kinds = []
-    for i in rows:
-        nid = g_name[i]
-        k = kind_of.get(nid)
-        if k is None:
-            c = classify_op(names[nid])
-            k = kind_of[nid] = (step_time.COMM if c.op_class == "comm" else step_time.COPY
-                                if c.op_subclass in ("copy", "host_copy") else
-                                step_time.COMPUTE)
-        kinds.append(k)
+    kind_of: dict[int, int] = {}
+    for nid in {g_name[i] for i in rows}:  # per kernel name, once
+        c = classify_op(names[nid])
+        kind_of[nid] = (step_time.COMM if c.op_class == "comm" else step_time.COPY
+                        if c.op_subclass in ("copy", "host_copy") else step_time.COMPUTE)
+    # all compute (no collective, no copy): no per-row kinds to build or sweep
+    kinds = (None if not any(kind_of.values())
+             else array("b", (kind_of[g_name[i]] for i in rows)))
     cpu = list(col.cpu_steps)
     nested = len(cpu) - len(_outermost(cpu)) if steps and cpu else 0
-    return step_time.step_time_block([g_ts[i] for i in rows], [g_dur[i] for i in rows], kinds,
-                                     step_of, [s.regime for s in steps], nested)
+    every = _every(rows, len(g_ts))  # one device: the collector's own arrays, not copies
+    ts = g_ts if every else array("d", (g_ts[i] for i in rows))
+    dur = g_dur if every else array("d", (g_dur[i] for i in rows))
+    return step_time.step_time_block(ts, dur, kinds, step_of, [s.regime for s in steps],
+                                     nested)
 
 
 def _sums_of(col: _Collector, rows: Sequence[int]) -> dict[int, list[Any]]:

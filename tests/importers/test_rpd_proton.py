@@ -63,11 +63,8 @@ def test_gzipped_rpd_reads_as_the_database(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.rpd.gz"]
 
 
-def _miniature(tmp_path: Path) -> Path:
-    """The real file's schema with: 2 KernelExecution of "gemm" (100 + 300 µs), 3 graph Task
-    ops of "attn" (50 µs each), one CopyDeviceToDevice (40 µs), one Barrier (10 µs), on gpuId 0;
-    one KernelExecution "gemm" of 1,000 µs on gpuId 1 (times in ns in the file)."""
-    db = tmp_path / "mini.rpd"
+def _empty_rpd(db: Path) -> sqlite3.Connection:
+    """A new database at ``db`` with the real .rpd's own schema (its CREATE statements)."""
     src = sqlite3.connect(f"file:{_need(RPD)}?mode=ro&immutable=1", uri=True)
     schema = [sql for (sql,) in src.execute(
         "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'")]
@@ -75,6 +72,15 @@ def _miniature(tmp_path: Path) -> Path:
     con = sqlite3.connect(db)
     for sql in schema:
         con.execute(sql)
+    return con
+
+
+def _miniature(tmp_path: Path) -> Path:
+    """The real file's schema with: 2 KernelExecution of "gemm" (100 + 300 µs), 3 graph Task
+    ops of "attn" (50 µs each), one CopyDeviceToDevice (40 µs), one Barrier (10 µs), on gpuId 0;
+    one KernelExecution "gemm" of 1,000 µs on gpuId 1 (times in ns in the file)."""
+    db = tmp_path / "mini.rpd"
+    con = _empty_rpd(db)
     strings = ["gemm", "attn", "KernelExecution", "Task", "CopyDeviceToDevice", "Barrier", ""]
     for i, text in enumerate(strings, 1):
         con.execute("INSERT INTO rocpd_string (id, string) VALUES (?, ?)", (i, text))
@@ -115,13 +121,7 @@ def _with_steps(tmp_path: Path) -> Path:
     launched outside every step (times in ns). rpd records a range as a ``UserMarker`` API row
     with its text in ``args``; each op's launch call is tied to it by ``rocpd_api_ops``."""
     db = tmp_path / "steps.rpd"
-    src = sqlite3.connect(f"file:{_need(RPD)}?mode=ro&immutable=1", uri=True)
-    schema = [sql for (sql,) in src.execute(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'")]
-    src.close()
-    con = sqlite3.connect(db)
-    for sql in schema:
-        con.execute(sql)
+    con = _empty_rpd(db)
     strings = ["gemm", "KernelExecution", "UserMarker", "hipLaunchKernel", "",
                "execute_context_0(0)_generation_4(4)",
                "execute_context_2(14721)_generation_0(0)", "my_range"]

@@ -106,3 +106,12 @@ def test_a_decode_trace_with_host_gaps_puts_idle_gaps_first(tmp_path: Path) -> N
     assert "- **Step** decode step" in (out / "profile_roofline.md").read_text()
     assert "nested" not in split  # the note on nesting is the artifact's, once
     assert "the enclosing span is the step" in art["step_split_note"]
+
+
+def test_the_all_compute_path_splits_as_the_general_one() -> None:
+    from roofline_tui.importers.step_time import split_positions
+
+    ts, dur = [0.0, 5.0, 12.0, 25.0, 24.0], [10.0, 10.0, 8.0, 2.0, 0.5]
+    general = split_positions(ts, dur, [COMPUTE] * 5, range(5))
+    assert split_positions(ts, dur, None, range(5)) == general
+    assert general["busy_us"] == 22.5 and general["largest_gap_us"] == 4.0
