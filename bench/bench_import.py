@@ -11,15 +11,31 @@ the rank analysed is the last one read), peak RSS over the one-trace import's: t
 one at a time (``--jobs 1``), so it stays about 1×. Measured only in trees that read several
 ranks. A fourth: the same four ranks read by worker processes (the default ``--jobs``), wall
 time over the ``--jobs 1`` import's.
+
+A fifth (issue 38 item 2): the same four ranks sent with ``--dask`` to a Dask cluster of 2
+single-threaded worker processes on this machine, wall time over ``--jobs 2``'s. The cluster
+(``dask scheduler`` and ``dask worker --nworkers 2 --nthreads 1``, each its own process with
+the tree on its ``PYTHONPATH``, as on a real cluster) is started before anything is timed and
+stays up for the whole run, so the figure is what a user of a running cluster waits for: the
+import command's start, its connection to the scheduler, the workers' reads of the traces
+(from the paths given) and the merge; the cluster's own start-up is not in it. Measured only
+where ``dask.distributed`` is installed (``pip install 'roofline_tui[dask]'``) and the tree
+has ``--dask``.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-from harness import PYTHON, Context, Figure, Probe
+from harness import BENCH, PYTHON, Context, Figure, Probe, Tree, child_env
 
 FIGURES = [
     Figure("import_time", "`roofline import torch`, 120k kernels, time", "`json.load` of the file",
@@ -35,9 +51,20 @@ FIGURES = [
     Figure("import_ranks_parallel", "`roofline import torch`, 4 ranks, workers (default "
            "--jobs), time", "the same with `--jobs 1`", 0.6, "{tree}:import_ranks_jobs",
            "{tree}:import_ranks"),
+    # issue 38 item 2: the ranks read by a running 2-worker Dask cluster on the same 2 cores
+    Figure("import_ranks_dask", "`roofline import torch`, 4 ranks, `--dask`, 2-worker "
+           "cluster (its start-up not timed), time", "the same with `--jobs 2`", 1.5,
+           "{tree}:import_ranks_dask", "{tree}:import_ranks_jobs2"),
+    # issue 38 item 4: a complete trace renamed into the directory `dash --traces` watches,
+    # until its round's rankings are painted, over the CLI import of the same file
+    Figure("ingest_to_screen", "`roofline dash --traces`, the trace as `.json.gz` renamed "
+           "into DIR → its round painted", "`roofline import torch` of the same file", 1.3,
+           "{tree}:ingest_paint", "{tree}:import_gz"),
 ]
 RANKS = 4
+DASK_WORKERS = 2
 
+PROBES = str(BENCH / "probes.py")
 JSON_LOAD = "import json, sys\nwith open(sys.argv[1], 'rb') as fh:\n    json.load(fh)\n"
 
 
@@ -65,6 +92,10 @@ def add_probes(ctx: Context) -> None:
         # process's own peak at the fork, so holding the 76 MB trace here once made every
         # import read 102 MiB, whatever it really used
         shutil.copyfile(trace, ranks / f"rank{r}.json")
+    gz = ctx.work / "gz" / "trace.pt.trace.json.gz"
+    gz.parent.mkdir(exist_ok=True)
+    with open(trace, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
     for tree in ctx.trees:
         out = ctx.work / tree.label / "import_round"
         # every run writes into the same round: a tree that keeps an existing Top-N unless
@@ -73,6 +104,16 @@ def add_probes(ctx: Context) -> None:
         ctx.probes.append(Probe(f"{tree.label}:import_torch",
                                 [PYTHON, "-m", "roofline_tui", "import", "torch", str(trace),
                                  "--out", str(out), *force], tree, n=n))
+        if (tree.path / "roofline_tui" / "ingest.py").is_file():
+            ctx.probes.append(Probe(f"{tree.label}:import_gz",
+                                    [PYTHON, "-m", "roofline_tui", "import", "torch", str(gz),
+                                     "--out", str(ctx.work / tree.label / "gz_round"), *force],
+                                    tree, n=n))
+            runs = ctx.work / tree.label / "ingest_runs"
+            runs.mkdir(parents=True, exist_ok=True)
+            ctx.probes.append(Probe(f"{tree.label}:ingest_paint",
+                                    [PYTHON, PROBES, "ingest", "dash", str(runs), str(gz)],
+                                    tree, reads="p50", n=n))
         if (tree.path / "roofline_tui" / "importers" / "ranks.py").is_file():
             # one worker: the ranks one after another (the memory figure's subject)
             serial = ["--jobs", "1"] if _has_option(tree.path, '"--jobs"') else []
@@ -87,6 +128,86 @@ def add_probes(ctx: Context) -> None:
                     [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
                      str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_jobs_round"),
                      *force], tree, n=n))
+            if _has_option(tree.path, '"--dask"'):
+                address = start_dask(ctx, tree)
+                if address is not None:
+                    ctx.probes.append(Probe(
+                        f"{tree.label}:import_ranks_jobs2",
+                        [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
+                         str(RANKS - 1), "--out",
+                         str(ctx.work / tree.label / "ranks_jobs2_round"), *force, "--jobs",
+                         str(DASK_WORKERS)], tree, n=n))
+                    # warmed up: a running cluster's workers have the importer loaded
+                    ctx.probes.append(Probe(
+                        f"{tree.label}:import_ranks_dask",
+                        [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
+                         str(RANKS - 1), "--out",
+                         str(ctx.work / tree.label / "ranks_dask_round"), *force, "--dask",
+                         address], tree, n=n, warmup=True))
+
+
+def start_dask(ctx: Context, tree: Tree) -> str | None:
+    """A Dask scheduler and ``DASK_WORKERS`` single-threaded worker processes for ``tree``
+    (its roofline_tui on their ``PYTHONPATH``), up and joined before anything is timed;
+    stopped by ``ctx.cleanup``. Returns the scheduler's address; None (and a note) where
+    ``dask.distributed`` is not installed or the cluster does not come up."""
+    env = child_env(tree)
+    if subprocess.run([PYTHON, "-c", "import distributed"], env=env,
+                      capture_output=True, timeout=120).returncode != 0:
+        ctx.notes.append(f"--dask figure of {tree.label}: not measured (dask.distributed is "
+                         "not installed: pip install 'roofline_tui[dask]')")
+        return None
+    where = ctx.work / tree.label / "dask"
+    where.mkdir(parents=True, exist_ok=True)
+    info = where / "scheduler.json"
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def stop() -> None:
+        for proc in reversed(procs):  # each in its own session: its group is its own
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    proc.wait(timeout=30)
+                except (OSError, subprocess.TimeoutExpired):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=30)
+
+    ctx.cleanup.append(stop)
+    common = {"env": env, "cwd": str(where), "stdin": subprocess.DEVNULL,
+              "start_new_session": True}
+    with open(where / "scheduler.log", "wb") as log:
+        procs.append(subprocess.Popen(
+            [PYTHON, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--no-dashboard", "--scheduler-file", str(info)], stdout=log, stderr=log,
+            **common))
+    deadline = time.monotonic() + 120
+    while not info.is_file() and time.monotonic() < deadline and procs[0].poll() is None:
+        time.sleep(0.2)
+    try:
+        address = str(json.loads(info.read_text())["address"])
+    except (OSError, ValueError, KeyError):
+        ctx.notes.append(f"--dask figure of {tree.label}: not measured (the scheduler did not "
+                         f"start: {where / 'scheduler.log'})")
+        stop()
+        return None
+    with open(where / "workers.log", "wb") as log:
+        procs.append(subprocess.Popen(
+            [PYTHON, "-m", "dask", "worker", address, "--nworkers", str(DASK_WORKERS),
+             "--nthreads", "1", "--no-dashboard", "--local-directory", str(where)],
+            stdout=log, stderr=log, **common))
+    joined = subprocess.run(
+        [PYTHON, "-c", "import sys; from distributed import Client\n"
+         "with Client(sys.argv[1], timeout=60) as c: c.wait_for_workers(int(sys.argv[2]), "
+         "timeout=120)", address, str(DASK_WORKERS)], env=env, capture_output=True, timeout=300)
+    if joined.returncode != 0:
+        ctx.notes.append(f"--dask figure of {tree.label}: not measured (the workers did not "
+                         f"join: {where / 'workers.log'})")
+        stop()
+        return None
+    ctx.notes.append(f"--dask cluster of {tree.label}: `dask scheduler` + `dask worker "
+                     f"--nworkers {DASK_WORKERS} --nthreads 1` on this machine, started and "
+                     "joined before timing, idle between its probes' runs")
+    return address
 
 
 def _has_force(root: Path) -> bool:

@@ -207,6 +207,8 @@ class Context:
     constants: dict[str, float] = field(default_factory=dict)
     # how each floor was made, printed with the figures
     notes: list[str] = field(default_factory=list)
+    # run once the probes are done, whatever happened (stops what add_probes started: a cluster)
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
 
 
 def machine() -> dict[str, Any]:

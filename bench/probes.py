@@ -4,6 +4,7 @@
     python bench/probes.py paint floor
     python bench/probes.py live dash PROFILE_DIR TOPN_FILE --changes K [--memory M]
     python bench/probes.py live floor - TOPN_FILE --changes K
+    python bench/probes.py ingest dash WORK_DIR TRACE_GZ
 
 Run by ``run_all.py`` with ``PYTHONPATH`` naming the tree under test; this file puts nothing on
 ``sys.path`` itself (its own directory, ``bench/``, holds no ``roofline_tui``). Prints one JSON
@@ -147,9 +148,52 @@ async def live(kind: str, profile: Path | None, topn: Path, changes: int, memory
         out["complete"] = True
 
 
+async def ingest(work: Path, master: Path, out: dict[str, Any]) -> None:
+    """``roofline dash --traces DIR PROFILE`` as the CLI runs it (``roofline ingest DIR --out
+    PROFILE`` beside the dashboard), both in a fresh directory under ``work``: once both are
+    up, a copy of ``master`` (a complete ``.json.gz``, staged on the same file system before
+    the clock starts) is renamed into DIR, as a profiler's writer does; the time until the new
+    round's rankings are painted is the figure (``p50_s`` of one)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    here = Path(tempfile.mkdtemp(prefix="ingest-", dir=work))
+    traces, profile, trace = here / "traces", here / "profile", here / master.name
+    traces.mkdir()
+    shutil.copyfile(master, trace)
+    log = open(here / "ingest.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "roofline_tui", "ingest", str(traces),
+                             "--out", str(profile)], stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    try:
+        from roofline_tui.app.app import RooflineApp
+
+        app = RooflineApp(profile, watch=True, ingest=True)
+        async with app.run_test(size=SIZE) as pilot:
+            deadline = time.perf_counter() + 120
+            while not getattr(app, "watching", True) or not app.rest_built.is_set():
+                await pilot.pause(0.01)
+                if time.perf_counter() > deadline:
+                    raise TimeoutError("the dashboard never started watching")
+            await asyncio.sleep(3.0)  # the ingest process is up and has looked at DIR once
+            t0 = time.perf_counter()
+            os.rename(trace, traces / trace.name)
+            while not _filled(app):
+                await asyncio.sleep(0.005)
+                if time.perf_counter() - t0 > 300:
+                    raise TimeoutError("the ingested round never showed")
+            out["p50_s"] = time.perf_counter() - t0
+            out["complete"] = True
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("paint", "live"))
+    ap.add_argument("what", choices=("paint", "live", "ingest"))
     ap.add_argument("kind", choices=("dash", "floor"))
     ap.add_argument("profile", nargs="?", default="-")
     ap.add_argument("topn", nargs="?", type=Path)
@@ -161,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.what == "paint":
             asyncio.run(paint(args.kind, profile, res))
+        elif args.what == "ingest":
+            assert profile is not None
+            asyncio.run(ingest(profile, args.topn, res))
         else:
             asyncio.run(live(args.kind, profile, args.topn, args.changes, args.memory, res))
     except Exception as exc:

@@ -1,7 +1,7 @@
 """Every published benchmark in one run, each figure a ratio against a floor measured in the same
 run (minimum of N interleaved runs); prints a table and writes ``bench/out/bench.json``.
 
-    bench/run [--quick] [--tree [LABEL=]DIR ...] [--only analyze|dash|import ...] [--out FILE]
+    bench/run [--quick] [--tree [LABEL=]DIR ...] [--only analyze|dash|diff|import ...] [--out FILE]
 
 ``--tree`` (repeatable) names the source trees to measure; default: the tree this script is in.
 With two trees (say the code before a change and after it) every probe of both runs in the same
@@ -22,6 +22,9 @@ table is the reference, this list a summary):
 * ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 0.5]
 * the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.1]
 * the same trace as 4 ranks, peak RSS / the import of one rank                           [<= 1.2]
+* the same 4 ranks, default ``--jobs`` (worker processes), time / ``--jobs 1``             [<= 0.6]
+* the same 4 ranks via ``--dask`` on a 2-worker cluster started beforehand / ``--jobs 2``  [<= 1.5]
+* ``roofline diff A B`` of two analysed 100,000-entry rounds / one ``analyze A``          [<= 2]
 
 plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and
 reference figures without a goal, over the clean-venv ``python -c pass``: the stack floor itself,
@@ -53,10 +56,12 @@ if str(BENCH) not in sys.path:
 
 import bench_analyze  # noqa: E402
 import bench_dash  # noqa: E402
+import bench_diff  # noqa: E402
 import bench_import  # noqa: E402
 from harness import Context, Figure, Probe, Tree, machine  # noqa: E402
 
-GROUPS = {"analyze": bench_analyze, "dash": bench_dash, "import": bench_import}
+GROUPS = {"analyze": bench_analyze, "dash": bench_dash, "diff": bench_diff,
+          "import": bench_import}
 
 FULL = {"analyze_runs": 9, "paint_runs": 9, "live_runs": 5, "live_changes": 12,
         "memory_updates": 1000, "import_runs": 3, "import_kernels": 120_000}
@@ -213,9 +218,9 @@ def main(argv: list[str] | None = None) -> int:
                            "trees": [{"label": t.label, "path": str(t.path), "commit": t.commit}
                                      for t in trees]}
     t0 = time.perf_counter()
+    ctx = Context(trees, work, cfg,
+                  memory_trees=set(args.memory_tree or [t.label for t in trees]))
     try:
-        ctx = Context(trees, work, cfg,
-                      memory_trees=set(args.memory_tree or [t.label for t in trees]))
         figures: list[Figure] = []
         for g in groups:
             print(f"[bench] preparing {g}…", file=sys.stderr, flush=True)
@@ -237,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                          for p in ctx.probes}
         failed = [p.key for p in ctx.probes if p.errors]
     finally:
+        for stop in ctx.cleanup:
+            stop()
         if args.keep:
             print(f"[bench] inputs kept in {work}", file=sys.stderr)
         else:

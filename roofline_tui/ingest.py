@@ -11,7 +11,9 @@ A profiler writes its traces into a directory (``VLLM_TORCH_PROFILER_DIR``,
   framework's ``capture_traces/`` sub-directory is not scanned: the torch importer finds it
   beside the trace it belongs to.
 * **Completeness**: a file is taken once its size and mtime have not changed for the settle
-  time *and* its content is whole: a gzip stream decompressed to its end (streamed, bounded
+  time *and* its content is whole — or at once when it is whole the first time it is seen and
+  its end is sealed (a gzip stream's trailer: its CRC and length verified), as a file renamed
+  into the directory is: a gzip stream decompressed to its end (streamed, bounded
   memory) holding one JSON document, a plain JSON document that begins with ``{``/``[`` and
   ends with ``}``/``]``, an SQLite file whose size is a whole number of pages with no journal
   beside it. A file that stays incomplete ``timeout`` seconds after it last changed is a
@@ -162,6 +164,7 @@ class Check:
     sha256: str = ""  # of the file's bytes
     content_sha256: str = ""  # of the trace's content (the decompressed bytes of a gzip)
     size: int = 0
+    sealed: bool = False  # its end is verified (a gzip trailer's CRC and length), not guessed
 
 
 class _Tail:
@@ -261,7 +264,8 @@ def check_complete(path: Path) -> Check:
                 if problem is not None:
                     return Check(False, problem, size=size)
                 return Check(True, "", raw.hexdigest(), raw.hexdigest(), size)
-            if head == b"\x1f\x8b":
+            sealed = head == b"\x1f\x8b"
+            if sealed:
                 problem = _gzip_check(fh, tail, raw)
             else:
                 problem = None
@@ -276,7 +280,7 @@ def check_complete(path: Path) -> Check:
                    else tail.json_problem())
     if problem is not None:
         return Check(False, problem, size=size)
-    return Check(True, "", raw.hexdigest(), tail.hash.hexdigest(), size)
+    return Check(True, "", raw.hexdigest(), tail.hash.hexdigest(), size, sealed)
 
 
 def _sqlite_check(path: Path, fh: Any, raw: Any) -> str | None:
@@ -478,12 +482,16 @@ class Tracker:
             if self.state.failed_before(path, seen.size, seen.mtime_ns):
                 self.mark_done(path)
                 continue
-            if seen.stable(now, self.settle) and seen.check is None:
+            stable = seen.stable(now, self.settle)
+            # a file never seen to change is read at once: one whose end is sealed (a whole
+            # gzip stream) arrived whole, by a rename or a copy finished between two looks
+            first_look = seen.changed_at == seen.first_seen
+            if seen.check is None and (stable or first_look):
                 seen.check = check_complete(path)
                 if not _unchanged(seen):  # it moved while being read: look again later
                     seen.check = None
             check = seen.check
-            if check is not None and check.complete:
+            if check is not None and check.complete and (stable or check.sealed):
                 where = self.state.ingested_as(check)
                 if where is not None:
                     if not self.state.same_file_ingested(path, check):

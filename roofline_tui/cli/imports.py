@@ -65,10 +65,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("--rank", type=non_negative_int, default=None, metavar="R",
                    help="with several ranks: the rank whose Top-N is written (default: the "
                         "slowest, most GPU time); every entry records its spread across ranks")
-    t.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help="with several ranks: read N of them at once in worker processes "
-                        "(default: the CPUs this process may use, no more than the ranks and "
-                        "than the available memory holds); the Top-N is the same whatever N")
+    workers = t.add_mutually_exclusive_group()
+    workers.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                         help="with several ranks: read N of them at once in worker processes "
+                              "(default: the CPUs this process may use, no more than the ranks "
+                              "and than the available memory holds); the Top-N is the same "
+                              "whatever N")
+    workers.add_argument("--dask", default=None, metavar="ADDRESS",
+                         help="with several ranks: send each rank's import to the workers of "
+                              "the Dask cluster whose scheduler is at ADDRESS "
+                              "(tcp://HOST:8786), which read the traces at the paths given "
+                              "(shared storage) and send back each rank's summary; merged "
+                              "here, the Top-N is the same as with --jobs 1. Needs the dask "
+                              "extra, and this roofline_tui on every worker")
     t.add_argument("--skip-bad-ranks", action="store_true",
                    help="with a directory of ranks: leave out a rank whose trace cannot be read "
                         "(a dangling symlink, a FIFO, a directory, unreadable, damaged) and say "
@@ -267,6 +276,14 @@ def run_torch(args: argparse.Namespace) -> int:
     from roofline_tui.importers.step_window import StepRequest, StepWindowError, parse_steps
     from roofline_tui.importers.torch_trace import TorchOptions
 
+    reader = None
+    if args.dask is not None:
+        from roofline_tui.importers.dask_ranks import DaskWorkers, bad_address, missing
+
+        why = missing() or bad_address(args.dask)
+        if why is not None:
+            return usage_error("import torch", why)
+        reader = DaskWorkers(args.dask)
     try:
         request = (parse_steps(args.steps) if args.steps is not None
                    else StepRequest(skip_warmup=args.skip_warmup)
@@ -281,7 +298,7 @@ def run_torch(args: argparse.Namespace) -> int:
                                steps=request)
         ranked = import_ranks(args.trace, options, rank=args.rank,
                               device_index=args.device_index, skip_bad=args.skip_bad_ranks,
-                              jobs=args.jobs)
+                              jobs=args.jobs, reader=reader)
         result = ranked.result
         if ranked.message:
             print(shown(ranked.message))

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,6 +211,7 @@ class _Job:
         self.tracker: Tracker = Tracker(trace_dir, state, settle=args.settle,
                                         timeout=args.timeout)
         self.failed = 0
+        self._changes: Iterator[object] | None = None
 
     def loop(self) -> int:
         waiting_said = False
@@ -234,7 +236,22 @@ class _Job:
             if self.args.once and not found.ready and not found.pending:
                 return 1 if self.failed else 0
             if not found.ready:
-                time.sleep(self.args.poll)
+                self._pause()
+
+    def _pause(self) -> None:
+        """Until something changes in DIR (watchfiles: a trace renamed in is looked at at once,
+        not at the next poll) or ``--poll`` seconds pass (the settle and timeout clocks)."""
+        if self._changes is None:
+            from watchfiles import watch
+
+            self._changes = watch(self.trace_dir, debounce=20, step=10,
+                                  rust_timeout=max(1, int(self.args.poll * 1000)),
+                                  yield_on_timeout=True, recursive=True)
+        try:
+            next(self._changes)
+        except (OSError, RuntimeError, StopIteration):  # DIR went away, or no watch allowed
+            self._changes = None
+            time.sleep(self.args.poll)
 
     def _fail(self, path: Path, size: int, reason: str, sha256: str = "") -> None:
         self.failed += 1

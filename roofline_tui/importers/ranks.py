@@ -6,11 +6,13 @@ default: the slowest rank, the one with the most GPU time) and records, per Top-
 the kernel's mean time per launch spreads over the ranks that ran it (min / median / max, the
 slowest rank), so a straggler shows (``core.topn_ext``: ``RankSpread``, ``RankSet``).
 
-The traces are read one at a time, each streamed as a single import is, or by ``jobs``
-worker processes at once (``--jobs``): each worker reads, sums and imports its rank and sends
-back the per-kernel sums and the (small) Top-N document, and the slowest is chosen from them
-as the serial loop chooses, so the document is the same whatever the number of workers, and
-memory is that of ``jobs`` traces. Of a rank only its
+The traces are read one at a time, each streamed as a single import is, or elsewhere by a
+:class:`RankReader`: ``jobs`` worker processes at once (``--jobs``, :class:`WorkerProcesses`)
+or the workers of a Dask cluster (``--dask``, ``importers.dask_ranks``). Either way each worker
+runs :func:`read_rank`: it reads, sums and imports its rank and sends back the per-kernel sums
+and the (small) Top-N document, and the slowest is chosen from them here, as the serial loop
+chooses, so the document is the same whatever the number or kind of workers, and memory is
+that of ``jobs`` traces (on a cluster, of none here). Of a rank only its
 per-kernel sums (launches, time) are kept once its trace has been read; the rank whose Top-N
 is written is analysed while its trace is in memory (with the default, each rank that is the
 slowest so far is, and the Top-N of the slowest so far kept), so memory stays that of one
@@ -38,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roofline_tui.core import units
 from roofline_tui.core.coerce import integer
@@ -233,7 +235,7 @@ def _rank_of(path: Path, header: dict[str, Any]) -> int:
 
 
 @dataclass
-class _RankRead:
+class RankRead:
     """What a worker returns of one rank: its summary and, when it may be the rank written,
     its whole import (the document is small; the trace's arrays stay in the worker)."""
 
@@ -246,13 +248,14 @@ class _RankRead:
     fatal: str | None = None  # a later step failed: the import fails
 
 
-def _read_rank(path: Path, options: TorchOptions, device_index: int | None,
-               wanted: int | None) -> _RankRead:
-    """One rank in a worker process: read, sum, and import it unless ``--rank`` names
-    another. Problems come back as text (one line each)."""
+def read_rank(path: Path, options: TorchOptions, device_index: int | None,
+              wanted: int | None) -> RankRead:
+    """One rank in a worker (a process of ``--jobs``, a Dask worker): read, sum, and import it
+    unless ``--rank`` (``wanted``) names another. Problems come back as text (one line each).
+    """
     from roofline_tui.importers.spread import RankKernels
 
-    out = _RankRead(path)
+    out = RankRead(path)
     try:
         col, header = collect(path, progress=False)
     except ImportProblem as exc:
@@ -319,17 +322,33 @@ def _available_memory() -> int | None:
     return None
 
 
-def _read_in_parallel(paths: Sequence[Path], options: TorchOptions, device_index: int | None,
-                      rank: int | None, jobs: int) -> list[_RankRead]:
-    """Every rank read by a pool of ``jobs`` worker processes, in the order of ``paths``."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+class RankReader(Protocol):
+    """Where the ranks are read when not one after another here: each path's
+    :func:`read_rank` run by a worker, the reads given back in the order of ``paths``
+    (whatever order they finish in). A worker's exception is raised here."""
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=jobs,
-                             mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [pool.submit(_read_rank, p, options, device_index, rank) for p in paths]
-        return [f.result() for f in futures]
+    def read(self, paths: Sequence[Path], options: TorchOptions, device_index: int | None,
+             wanted: int | None) -> list[RankRead]: ...
+
+
+@dataclass(frozen=True)
+class WorkerProcesses:
+    """``--jobs N``: a pool of ``jobs`` worker processes on this machine (forked where the
+    platform can, so they start with the importer loaded)."""
+
+    jobs: int
+
+    def read(self, paths: Sequence[Path], options: TorchOptions, device_index: int | None,
+             wanted: int | None) -> list[RankRead]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(max_workers=self.jobs,
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            futures = [pool.submit(read_rank, p, options, device_index, wanted)
+                       for p in paths]
+            return [f.result() for f in futures]
 
 
 def import_ranks(
@@ -341,13 +360,15 @@ def import_ranks(
     progress: bool = True,
     skip_bad: bool = False,
     jobs: int | None = 1,
+    reader: RankReader | None = None,
 ) -> RanksImport:
     """The Top-N of one rank of several (module docstring); nothing is written. One trace
     without ``rank`` is imported exactly as :func:`import_torch` does. A rank whose trace
     cannot be read is an :class:`ImportProblem` naming it, or with ``skip_bad`` kept out and
     said (the message, the Top-N's notes, :attr:`RanksImport.skipped`). ``jobs`` worker
-    processes read the ranks at once (``None``: :func:`default_jobs`); the result is the same
-    document whatever their number."""
+    processes read the ranks at once (``None``: :func:`default_jobs`), or ``reader`` (a
+    Dask cluster's workers) reads them; the result is the same document whatever reads them
+    (one trace without ``rank`` is read here)."""
     bad: list[BadRank] = []
     paths = rank_traces(given, bad)
     if bad and not skip_bad:
@@ -373,10 +394,13 @@ def import_ranks(
     best_rank = -1
     best_header: dict[str, Any] = {}
     best_name = ""
-    if jobs is None:
-        jobs = default_jobs(paths)
-    if jobs > 1:
-        reads = _read_in_parallel(paths, options, device_index, rank, min(jobs, len(paths)))
+    if reader is None:
+        if jobs is None:
+            jobs = default_jobs(paths)
+        if jobs > 1:
+            reader = WorkerProcesses(min(jobs, len(paths)))
+    if reader is not None:
+        reads = reader.read(paths, options, device_index, rank)
         for read in reads:  # in the order the serial loop meets them
             path = read.path
             if read.problem is not None:

@@ -13,6 +13,8 @@ import gzip
 import json
 import os
 import statistics
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -340,3 +342,76 @@ def test_a_truncated_rank_read_in_parallel_is_named_or_kept_out(base: dict[str, 
                     "--skip-bad-ranks")
     assert done.returncode == 0, done.stderr
     assert [t["rank"] for t in load(tmp_path / "r")["x_roofline"]["ranks"]["traces"]] == [0, 2]
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler():
+    """A 2-worker Dask cluster on this machine (worker processes, as on a real cluster)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.parametrize("rank", [None, 2])
+def test_ranks_read_by_dask_workers_give_the_same_top_n_byte_for_byte(
+        base: dict[str, Any], tmp_path: Path, dask_scheduler: str, rank: int | None) -> None:
+    """Issue 38 item 2: --dask ADDRESS sends each rank's import to a Dask cluster's workers
+    (they read the traces at the paths given) and merges here: the files written and the lines
+    printed are those of --jobs 1."""
+    run = tmp_path / "run"
+    three_ranks(base, run, {r: f"trace-TP-{r}.json.gz" for r in SCALE})
+    pick = ["--rank", str(rank)] if rank is not None else []
+    written = {}
+    for how in (["--jobs", "1"], ["--dask", dask_scheduler]):
+        out = tmp_path / how[0].lstrip("-")
+        done = roofline("import", "torch", run, "--out", out, *how, *pick)
+        assert done.returncode == 0, done.stderr
+        written[how[0]] = {name: (out / name).read_bytes()
+                           for name in ("profile_topN.json", "profile_topN.md",
+                                        "env_report.json")}
+        written[how[0]]["stdout"] = done.stdout.replace(str(out), "OUT").encode()
+    assert written["--jobs"] == written["--dask"]
+
+
+def test_dask_without_the_extra_or_with_a_bad_address_is_refused(tmp_path: Path) -> None:
+    """Without dask.distributed installed, --dask says which extra to install (exit 2, one
+    line); an address that is not a scheduler's is refused the same way, before anything is
+    read; --dask and --jobs are one or the other."""
+    hide = ("import importlib.util as u, sys; f = u.find_spec; "
+            "u.find_spec = lambda n, *a: None if n == 'distributed' else f(n, *a); "
+            "from roofline_tui.cli import main; raise SystemExit(main(sys.argv[1:]))")
+    trace = need(SOURCE)
+    done = subprocess.run([sys.executable, "-c", hide, "import", "torch", str(trace), "--out",
+                           str(tmp_path / "r"), "--dask", "tcp://127.0.0.1:8786"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert one_line(done) == ("roofline import torch: error: --dask needs the dask extra "
+                              "(dask.distributed), not installed: "
+                              "pip install 'roofline_tui[dask]'")
+    assert not (tmp_path / "r").exists()
+    both = roofline("import", "torch", trace, "--out", tmp_path / "r", "--jobs", "2", "--dask",
+                    "tcp://127.0.0.1:8786")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    pytest.importorskip("distributed")
+    bad = roofline("import", "torch", trace, "--out", tmp_path / "r", "--dask", "host:port")
+    assert bad.returncode == 2
+    assert "--dask host:port: not a Dask scheduler's address" in one_line(bad)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_trace_a_dask_worker_cannot_open_is_named_as_given(tmp_path: Path) -> None:
+    """A worker reads the absolute path; its line names the trace as it was given, and says
+    that the workers read it at that path (the storage must be shared)."""
+    from roofline_tui.importers.dask_ranks import _as_given
+    from roofline_tui.importers.ranks import RankRead
+
+    given = Path("run") / "trace-TP-1.json.gz"
+    sent = given.absolute()
+    read = _as_given(RankRead(sent, problem=f"{sent}: file not found"), given, sent)
+    assert read.path == given
+    assert read.problem is not None
+    assert read.problem.startswith(f"{given}: file not found (read by a Dask worker: every "
+                                   "worker must see the trace at this path")
+    fatal = _as_given(RankRead(sent, fatal="trace-TP-1.json.gz: no GPU kernel"), given, sent)
+    assert fatal.fatal == "trace-TP-1.json.gz: no GPU kernel"
