@@ -25,7 +25,7 @@ with collector_paused(freeze=True):
     from textual.screen import Screen
     from textual.widgets import DataTable, Static
 
-    from roofline_tui.app import exports, first_frame, view
+    from roofline_tui.app import compare, exports, first_frame, view
     from roofline_tui.app.decisions import Decision
     from roofline_tui.app.keys import APP_BINDINGS, palette_commands
     from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up, guarded
@@ -70,6 +70,7 @@ class RooflineApp(App[None]):
                  debounce_ms: int = 300, step_ms: int = 40, poll_s: float = 0.3,
                  demo: bool = False, options: AnalyzeOptions | None = None,
                  invalid_after_s: float | None = None, ingest: bool = False,
+                 against: Path | None = None,
                  before_watchers: Callable[[], Awaitable[object]] | None = None) -> None:
         super().__init__()
         self.ingest = ingest  # `dash --traces`: a `roofline ingest` runs beside, its row shown
@@ -87,10 +88,12 @@ class RooflineApp(App[None]):
                                extra_roots=extra,
                                invalid_after_s=invalid_after_s or INVALID_AFTER_S)
         self.runner = AnalysisRunner(self.post_message, self.sources, options)
+        self.against = compare.Against(against, self.sources, options) if against else None
         self.watchers = Watchers(self, self.watch_root, extra, enabled=watch,
                                  debounce_ms=debounce_ms, step_ms=step_ms, poll_s=poll_s,
                                  on_attached=self._watchers_attached, profile=self.profile_dir,
-                                 on_replaced=lambda text: self.notify(text, severity="warning"))
+                                 on_replaced=lambda text: self.notify(text, severity="warning"),
+                                 against=self.against)
         # awaited after the first frame, before the watchers start (tests change a file there)
         self.before_watchers = before_watchers
         # set once the watchers are attached and every analysed round's inputs were compared
@@ -123,8 +126,8 @@ class RooflineApp(App[None]):
         yield from [IngestRow(self.profile_dir, self.session.clock)] if self.ingest else []
         yield Static(id="next-target")
         yield Static(id="coverage")
-        yield Rankings(id="tables")
-        yield DetailPanel(id="detail")
+        yield Rankings(id="tables", against=self.against)
+        yield DetailPanel(id="detail", compare=self.against is not None)
 
     @property
     def rankings(self) -> Rankings:
@@ -260,9 +263,7 @@ class RooflineApp(App[None]):
     def render_detail(self) -> None:
         """Refresh the tab labels and the open drill-down pane (the others render when opened:
         each remembers what it shows, so none is ever left blank or stale)."""
-        result = self.shown_result
-        n = (len(result.artifact.degraded) + len(result.artifact.skill_errors)) if result else 0
-        self.detail.set_label("degraded", f"Degraded ({n})" if n else "Degraded")
+        self.detail.label_degraded(self.shown_result)
         self._render_pane(self.detail.active)
 
     def _render_pane(self, pane: str) -> None:
@@ -272,7 +273,8 @@ class RooflineApp(App[None]):
             state = (state, self.rankings.selected_key)
         self.detail.render_pane(pane, state, self.shown_result, self.selected_row,
                                 below=self.rankings.below_selected,
-                                round_label=round_label(s.shown) if s.shown is not None else None)
+                                round_label=round_label(s.shown) if s.shown is not None else None,
+                                against=self.against)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         # (the panel itself makes room for the chart)
@@ -351,11 +353,8 @@ class RooflineApp(App[None]):
     def action_recompute(self) -> None:
         self.apply(self.session.recompute())
 
-    def action_prev_round(self) -> None:
-        self.apply(self.session.step(-1))
-
-    def action_next_round(self) -> None:
-        self.apply(self.session.step(+1))
+    def action_step_round(self, delta: int) -> None:  # [ and ]: the previous / next round
+        self.apply(self.session.step(delta))
 
     def action_sort(self) -> None:
         """Sort the focused ranking by its next column (rank → … → back to rank)."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from roofline_tui.core.api import RoundResult
+
+if TYPE_CHECKING:
+    from roofline_tui.app.view.compare import Comparison
 
 
 @dataclass
@@ -34,3 +38,17 @@ class FilesChanged(Message):
     """The watcher saw ``paths`` change (created, modified or deleted)."""
 
     paths: tuple[Path, ...]
+
+
+@dataclass
+class CompareReady(Message):
+    """A comparison with the ``--against`` side came back (``ticket``: which start it answers):
+    the comparison, or one line saying why there is none."""
+
+    ticket: int
+    comparison: Comparison | None
+    error: str | None
+
+
+class AgainstChanged(Message):
+    """A file of the ``--against`` side changed."""

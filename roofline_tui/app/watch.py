@@ -14,10 +14,14 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
-from roofline_tui.app.messages import FilesChanged
+from roofline_tui.app.messages import AgainstChanged, FilesChanged
+
+if TYPE_CHECKING:
+    from roofline_tui.app.compare import Against
 from roofline_tui.app.round_index import is_directory_event, is_within
 from roofline_tui.core.api import RoundSources
 from roofline_tui.core.layout import is_relevant_change
@@ -228,6 +232,41 @@ class InputsWatcher(WatcherBase):
             return
 
 
+class AgainstWatcher(WatcherBase):
+    """The ``--against`` side's tree (a round, a profile or an artifact's directory),
+    recursively: any relevant change posts :class:`AgainstChanged` where the comparison's
+    outcomes go (``against.post``: the rankings). Polls while it does not exist."""
+
+    group = "against-watcher"
+
+    def __init__(self, app: App[None], against: Against, *, debounce_ms: int, step_ms: int,
+                 poll_s: float) -> None:
+        super().__init__(app, debounce_ms=debounce_ms, step_ms=step_ms)
+        self.against = against
+        path = against.path
+        self.root = path if not path.is_file() else path.parent
+        self.poll_s = poll_s
+
+    def _filter(self, _change: object, path: str) -> bool:
+        return is_relevant_change(path, self.root)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        from watchfiles import awatch
+
+        while not stop.is_set():
+            if not self.root.is_dir():
+                await asyncio.sleep(self.poll_s)
+                continue
+            try:
+                async for changes in awatch(self.root, debounce=self.debounce_ms,
+                                            step=self.step_ms, stop_event=stop, recursive=True,
+                                            watch_filter=self._filter):
+                    if changes:
+                        self.against.post(AgainstChanged())
+            except (OSError, RuntimeError):
+                await asyncio.sleep(self.poll_s)
+
+
 def extra_roots(profile_dir: Path, watch_root: Path, sources: RoundSources) -> list[Path]:
     """Trees watched recursively besides the profile tree: explicit shape and counter sources,
     and EVAL_DIR/kernels/ beside profile/ (new stage-B captures refine live)."""
@@ -244,7 +283,8 @@ class Watchers:
     def __init__(self, app: App[None], root: Path, extra: Sequence[Path], *, enabled: bool,
                  debounce_ms: int, step_ms: int, poll_s: float,
                  on_attached: Callable[[], object], profile: Path | None = None,
-                 on_replaced: Callable[[str], object] | None = None) -> None:
+                 on_replaced: Callable[[str], object] | None = None,
+                 against: Against | None = None) -> None:
         self.root = root
         self.enabled = enabled
         self.started = False
@@ -252,6 +292,8 @@ class Watchers:
                                       step_ms=step_ms, poll_s=poll_s, on_attached=on_attached,
                                       profile=profile, on_replaced=on_replaced)
         self.inputs = InputsWatcher(app, debounce_ms=debounce_ms, step_ms=step_ms)
+        self.against = (AgainstWatcher(app, against, debounce_ms=debounce_ms, step_ms=step_ms,
+                                       poll_s=poll_s) if against is not None else None)
 
     @property
     def watching(self) -> bool:
@@ -260,6 +302,8 @@ class Watchers:
     def start(self, inputs: Sequence[Path]) -> None:
         self.started = True
         self.profile.start()
+        if self.against is not None:
+            self.against.start()
         self.sync(inputs)
 
     async def start_after(self, before: Callable[[], Awaitable[object]] | None,
@@ -278,3 +322,5 @@ class Watchers:
     def stop(self) -> None:
         self.profile.stop()
         self.inputs.stop()
+        if self.against is not None:
+            self.against.stop()

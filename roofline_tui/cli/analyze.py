@@ -119,13 +119,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+KERNEL_WIDTH = 48  # the kernel column of the table analyze prints
+
+
 def print_summary(artifact: Artifact, json_path: Path, ranks: RankView | None = None) -> None:
     """The rankings as a plain-text table, every string from a file shown through the
     sanitiser; a round of several ranks (``ranks``) gets a spread column: the slowest rank's
     time per launch over the median rank's, and which rank it is."""
     from roofline_tui.cli.table import Column, print_table
     from roofline_tui.core import reading
-    from roofline_tui.core.demangle import fit
+    from roofline_tui.core.labels import row_labels
     from roofline_tui.core.units import fixed as fmt_num
     from roofline_tui.core.units import pct as fmt_pct
     from roofline_tui.core.units import rate as fmt_rate
@@ -143,15 +146,16 @@ def print_summary(artifact: Artifact, json_path: Path, ranks: RankView | None = 
     if several is not None:
         columns.insert(-1, Column(f"{several.unit} spread", "right"))
     gain_rank = {s: i for i, s in enumerate(artifact.ranking_by_expected_gain, 1)}
-    # cut in the middle, so two names that share a long head still read differently
-    names = [shown(e.short_name) for e in artifact.entries]
+    ranked = [(i, short, artifact.entry(short))
+              for i, short in enumerate(artifact.ranking_by_pct, 1)]
+    shown_rows = [(i, short, e) for i, short, e in ranked if e is not None]
+    # the one row-label rule (core.labels): the recorded op and shape, cut in the middle, no
+    # two rows the same
+    names = row_labels([e for _, _, e in shown_rows], KERNEL_WIDTH)
     rows: list[list[str]] = []
-    for i, short in enumerate(artifact.ranking_by_pct, 1):
-        e = artifact.entry(short)
-        if e is None:
-            continue
+    for (i, short, e), name in zip(shown_rows, names, strict=True):
         row = [
-            str(i), fit(shown(e.short_name), 40, names), fmt_num(e.pct_gpu_time, 2),
+            str(i), name, fmt_num(e.pct_gpu_time, 2),
             shown(e.bound_type), fmt_pct(e.roofline_pct) + ("!" if e.suspect else ""),
             fmt_num(e.attainable_speedup, 2, "×"), fmt_num(e.expected_e2e_gain_pct, 2, "%"),
             shown(e.headroom_class), shown(e.route or "–"), str(gain_rank.get(short, "–")),

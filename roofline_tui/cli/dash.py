@@ -64,6 +64,12 @@ def register_dash(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="with --traces: seconds after its last change an incomplete trace "
                         "becomes a failure (roofline ingest's --timeout)")
+    add_path(p, "--against", need="file-or-dir", metavar="OTHER", default=None,
+             help="compare the shown round op by op with another run (a profile directory: "
+                  "its last round; a round; or a profile_roofline.json): both rankings gain "
+                  "B's time over this round's (B/A) and B's roofline %% per op, the Compare "
+                  "tab shows both sides and the cause (roofline diff's); live when either "
+                  "side changes")
     add_source_arguments(p)
     add_analysis_arguments(p)  # the same settings as analyze: `e` writes what they compute
     p.set_defaults(func=run_dash)
@@ -186,7 +192,7 @@ def run_dash(args: argparse.Namespace) -> int:
 
     try:
         launch(RooflineApp(args.round_dir, sources_from_args(args), options=options,
-                           ingest=ingest is not None))
+                           ingest=ingest is not None, against=args.against))
     finally:
         if ingest is not None:
             stop_ingest(ingest)

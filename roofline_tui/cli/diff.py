@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,9 +18,6 @@ from roofline_tui.cli.args import add_analysis_arguments, add_path, failure, sho
 
 if TYPE_CHECKING:
     from roofline_tui.core.diff import Diff, DiffRow, DiffSide
-
-_ROUND = re.compile(r"^round_(\d+)$")
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -40,16 +36,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def round_of(path: Path) -> Path:
-    """The round a side names: an artifact's directory, a profile's last ``round_<N>``, or the
-    directory itself."""
-    if path.is_file():
-        return path.parent
-    numbered = sorted(((int(m.group(1)), c) for c in path.iterdir()
-                       if c.is_dir() and (m := _ROUND.match(c.name))), key=lambda t: t[0])
-    return numbered[-1][1] if numbered else path
-
-
 def run(args: argparse.Namespace) -> int:
     from roofline_tui.cli.args import options_from_args
     from roofline_tui.core.api import diff_rounds
@@ -57,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
     options, code = options_from_args("diff", args)
     if options is None:
         return code
-    a, b = round_of(Path(args.a)), round_of(Path(args.b))
+    from roofline_tui.core.layout import side_round
+
+    a, b = side_round(Path(args.a)), side_round(Path(args.b))
     try:
         d = diff_rounds(a, b, options)
     except ValueError as exc:
@@ -98,12 +86,24 @@ HEADERS = ["op", "A µs", "B µs", "B/A", "A roof%", "B roof%", "A kernel", "B k
 def print_diff(d: Diff) -> None:
     from roofline_tui.cli.table import Column, print_table
 
+    from roofline_tui.core.diff import FEW_MATCHED, SAME_TIME
+
     cols = [Column(h, "right" if h.endswith(("µs", "B/A", "%")) else "left") for h in HEADERS]
     t = d.totals
-    print_table(cols, [_cells(r) for r in d.rows],
-                f"{shown(d.a)} (A) vs {shown(d.b)} (B), {t.basis}")
+    moved = [r for r in d.rows if r.cause != "unchanged"]
+    title = f"{shown(d.a)} (A) vs {shown(d.b)} (B), {t.basis}"
+    if moved:
+        print_table(cols, [_cells(r) for r in moved], title)
+    else:
+        print(f"{title}: no matched op moved")
+    same = len(d.rows) - len(moved)
+    if same:
+        print(f"{same} matched op(s) unchanged (the same work, times within {SAME_TIME:.0%}; "
+              "--csv/--json list them)")
+    few = min(t.a_matched_share, t.b_matched_share) < FEW_MATCHED
     print(f"matched ops cover {t.a_matched_share:.1%} of A's GPU time "
-          f"({t.a_time_us:,.1f} µs) and {t.b_matched_share:.1%} of B's ({t.b_time_us:,.1f} µs)")
+          f"({t.a_time_us:,.1f} µs) and {t.b_matched_share:.1%} of B's ({t.b_time_us:,.1f} µs)"
+          + (": few ops match" if few else ""))
     for label, rows in (("only in A", d.unmatched_a), ("only in B", d.unmatched_b)):
         if rows:
             listed = "; ".join(f"{shown(r.key, limit=50)} {abs(r.delta_us):,.1f} µs"
@@ -111,7 +111,7 @@ def print_diff(d: Diff) -> None:
             print(f"{label}: {listed}")
     for note in d.notes:
         print(f"note: {shown(note, limit=300)}")
-    for r in d.rows[:3]:
+    for r in moved[:3]:
         print(f"{shown(r.key, limit=60)}: {r.cause}: {shown(r.why, limit=200)}")
 
 

@@ -57,6 +57,7 @@ from roofline_tui.core.logical_ops import carrier, partners
 from roofline_tui.core.measured.models import ShapeCase
 from roofline_tui.core.model_config import ModelShape
 from roofline_tui.core.names import cap_name
+from roofline_tui.core.op_keys import op_shares
 from roofline_tui.core.opmodels import (
     MODELS,
     Candidate,
@@ -331,6 +332,12 @@ def _raised(sh: "_Shared", dtype: str | None, peak: float | None
     return raised.rate, raised
 
 
+def _op_keys(head: TopNEntry) -> dict[str, Any]:
+    """``op_keys`` when the head's instances recorded a launching op (else nothing written)."""
+    shares = op_shares(head)
+    return {"op_keys": [{"key": k, "share": round(v, 4)} for k, v in shares]} if shares else {}
+
+
 def _identity(head: TopNEntry, regime: Regime | None, op_class: str, op_subclass: str | None
               ) -> dict[str, Any]:
     """The entry's fields before any analysis: the Top-N row, its class, no verdict yet."""
@@ -338,6 +345,7 @@ def _identity(head: TopNEntry, regime: Regime | None, op_class: str, op_subclass
         "name": head.name,
         "short_name": head.short_name,
         "label": labels.label_of(head, op_class),
+        **_op_keys(head),
         "pct_gpu_time": head.pct_gpu_time,
         "regime": regime,
         "op_class": op_class,

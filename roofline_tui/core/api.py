@@ -123,6 +123,7 @@ __all__ = [
     "ranks_of",
     "round_summary_rows",
     "read_ingest_status",
+    "compare_with",
     "diff_rounds",
     "write",
     "write_priors",
@@ -219,14 +220,30 @@ def diff_rounds(a: Path, b: Path, options: AnalyzeOptions | None = None,
     """Two rounds analysed (each with what its own directory holds) and compared op by op
     (:mod:`roofline_tui.core.diff`). Raises ``ValueError`` (one line) for a side with no
     Top-N."""
-    from roofline_tui.core.diff import diff
+    return compare_with(_comparable(a, sources, options), b, options, sources)[0]
 
-    sides = []
-    for d in (a, b):
-        result = analyze(d, sources, options)
-        if result.topn is None or not result.topn_found:
-            raise ValueError(f"{d}: no profile_topN.json to compare")
-        sides.append(result)
-    ra, rb = sides
-    assert ra.topn is not None and rb.topn is not None
-    return diff(str(a), ra.topn, ra.artifact, str(b), rb.topn, rb.artifact)
+
+def compare_with(result: RoundResult, other: Path, options: AnalyzeOptions | None = None,
+                 sources: RoundSources | None = None) -> tuple[Diff, RoundResult]:
+    """An analysed round (A) compared op by op with ``other`` (B: a round, a profile's last
+    round or an artifact, analysed with what its own directory holds): the diff and B's
+    result. Raises ``ValueError`` (one line) when a side has no Top-N."""
+    from roofline_tui.core.diff import diff
+    from roofline_tui.core.layout import side_round
+
+    if result.topn is None or not result.topn_found:
+        raise ValueError(f"{result.round_dir}: no profile_topN.json to compare")
+    b_dir = side_round(other)
+    rb = _comparable(b_dir, sources, options)
+    assert rb.topn is not None
+    d = diff(str(result.round_dir), result.topn, result.artifact, str(b_dir), rb.topn,
+             rb.artifact)
+    return d, rb
+
+
+def _comparable(round_dir: Path, sources: RoundSources | None,
+                options: AnalyzeOptions | None) -> RoundResult:
+    result = analyze(round_dir, sources, options)
+    if result.topn is None or not result.topn_found:
+        raise ValueError(f"{round_dir}: no profile_topN.json to compare")
+    return result

@@ -192,6 +192,14 @@ class AxisRow(Record):
     roofline_pct: float | None = None
 
 
+class OpShare(Record):
+    """One logical op an entry's launches belong to (core.op_keys): what ``roofline diff`` and
+    the dashboard's compare view match across builds and vendors."""
+
+    key: str = Field(description="the op key: op family | module | identity dims | weight dtype")
+    share: Number = Field(description="of the entry's recorded instances' GPU time, 0-1")
+
+
 class Lever(Record):
     """One concrete thing to do about a head, with what it rests on (core.levers, from the
     cited rows of core.lever_table): ranked, first is the first to try."""
@@ -246,6 +254,9 @@ class Entry(Record):
     op_subclass: str | None = when_set()
     label: str = when_set("", description="what tells a shared library kernel apart (its GEMM "
                                           "shape and module, its op): core.labels")
+    op_keys: list[OpShare] = when_set_list(
+        "the logical ops its launches belong to, with their time share, largest first "
+        "(core.op_keys); absent when the trace recorded no launching op")
     classification: str | None = when_set()
     editable: bool | None = when_set()
     serving_weighted_pct: Number | None = when_set()

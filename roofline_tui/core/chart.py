@@ -18,17 +18,22 @@ What is drawn:
   infeasible position — above the roof — with a distinct marker, never clamped onto the roof.
 
 Entries that cannot be placed (unmodelled, no arithmetic intensity, zero FLOPs) are listed in
-``not_plotted`` with the reason.
+``not_plotted`` with the reason. Each point and each entry not plotted carries its row label
+(``legend``: ``core.labels.row_labels``, the name every table gives it); a legend cuts them to
+its width with :meth:`ChartModel.legends`, no two the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Literal
 
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.coerce import number
+from roofline_tui.core.labels import fit_labels, row_labels
+from roofline_tui.core.textsafe import printable
 from roofline_tui.core.units import rate
 
 # Colour per headroom class (hex, usable by matplotlib and plotext alike).
@@ -125,6 +130,7 @@ class ChartPoint:
     roofline_pct_raw: float | None = None
     target_eff: float | None = None
     bound_type: str = "unknown"
+    legend: str = ""  # the row label (core.labels.row_labels, uncut): what the legend names
 
     @property
     def suspect(self) -> bool:
@@ -140,6 +146,7 @@ class NotPlotted:
     rank: int
     short_name: str
     reason: str
+    legend: str = ""  # the row label, as ChartPoint.legend
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,13 @@ class ChartModel:
             if p.short_name == short_name:
                 return p
         return None
+
+    def legends(self, width: int | None = None) -> list[str]:
+        """The legend's names, points first then those not plotted (their order here), cut to
+        ``width`` with no two the same (``core.labels.fit_labels``)."""
+        texts = [printable(p.legend or p.short_name) for p in self.points]
+        texts += [printable(n.legend or n.short_name) for n in self.not_plotted]
+        return fit_labels(texts, width)
 
     def roof(self, kind: RoofKind, dtype: str | None = None) -> Roof | None:
         for r in self.roofs:
@@ -297,8 +311,10 @@ def build_chart(artifact: Artifact) -> ChartModel:
 
     points: list[ChartPoint] = []
     skipped: list[NotPlotted] = []
-    for rank, e in _ranked_entries(a):
-        placed = _chart_point(a, rank, e, bw, peaks_all)
+    ranked = _ranked_entries(a)
+    names = row_labels([e for _, e in ranked])  # the one row-label rule, uncut
+    for (rank, e), legend in zip(ranked, names, strict=True):
+        placed = dataclasses.replace(_chart_point(a, rank, e, bw, peaks_all), legend=legend)
         if isinstance(placed, NotPlotted):
             skipped.append(placed)
         else:

@@ -142,6 +142,16 @@ def rounds_at(path: Path) -> list[Path]:
     return []
 
 
+def side_round(path: Path) -> Path:
+    """The round one side of a comparison names: an artifact's (or Top-N's) directory, a
+    profile's last round (the order of :func:`round_dirs`), or the directory itself."""
+    path = Path(path)
+    if path.is_file():
+        return path.parent
+    found = round_dirs(path)
+    return found[-1] if found else path
+
+
 def find_env_report(round_dir: Path) -> Path | None:
     here = round_dir.resolve()
     for d in [here, *list(here.parents)[:PARENT_LEVELS]]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from roofline_tui.core import reading, units
 from roofline_tui.core.artifact import DOCTRINE, Artifact, Entry, RoundContext, RoundMovement
+from roofline_tui.core.labels import row_labels
 from roofline_tui.core.textsafe import md_cell
+
+TABLE_NAME_WIDTH = 64  # a kernel cell of the .md's tables
 
 
 def flags_of(e: Entry) -> list[str]:
@@ -107,18 +110,20 @@ def artifact_to_markdown(a: Artifact, ranks: reading.RankView | None = None) -> 
     Top-N); with two or more, the main table gets a spread column (max/median per launch and
     the slowest rank)."""
     by_short = a.entries_by_short_name()
+    listed = [(short, by_short[short]) for short in a.ranking_by_pct if short in by_short]
+    # every row named by the one row-label rule (core.labels): no two the same
+    cut = dict(zip((s for s, _ in listed),
+                   row_labels([e for _, e in listed], TABLE_NAME_WIDTH, md_cell), strict=True))
+    full = row_labels([e for _, e in listed], None, md_cell)
     out: list[str] = _header_lines(a)
-    out += _ranking_table(a, by_short, reading.several_ranks(ranks))
-    out += _two_rankings(a, by_short)
+    out += _ranking_table(a, by_short, reading.several_ranks(ranks), cut)
+    out += _two_rankings(a, by_short, cut)
     if a.movement is not None:
         out += ["", "## Round-over-round movement", ""]
         out += movement_lines(a.movement, a.round_history)
     out += ["", "## Per-entry notes", ""]
-    for short in a.ranking_by_pct:
-        e = by_short.get(short)
-        if e is None:
-            continue
-        out += _entry_notes(e)
+    for (_, e), label in zip(listed, full, strict=True):
+        out += _entry_notes(e, label)
         out.append("")
     out += _closing_lines(a)
     return "\n".join(out)
@@ -159,9 +164,11 @@ def _header_lines(a: Artifact) -> list[str]:
 
 
 def _ranking_table(a: Artifact, by_short: dict[str, Entry],
-                   ranks: reading.RankView | None = None) -> list[str]:
+                   ranks: reading.RankView | None = None,
+                   names: dict[str, str] | None = None) -> list[str]:
     """The main table: one row per entry in GPU-time order (with several ranks, a column of
-    each entry's spread across them)."""
+    each entry's spread across them); ``names``: each row's label by short name."""
+    names = names if names is not None else {}
     out: list[str] = []
     spread_head = f"{ranks.unit} spread | " if ranks is not None else ""
     out.append(
@@ -180,7 +187,7 @@ def _ranking_table(a: Artifact, by_short: dict[str, Entry],
         out.append(
             "| " + " | ".join([
                 str(i),
-                f"`{md_cell(e.short_name, limit=48)}`",
+                f"`{md_cell(names.get(short, e.short_name), limit=TABLE_NAME_WIDTH)}`",
                 md_cell(e.regime or "–"),
                 md_cell(e.op_class),
                 units.fixed(e.pct_gpu_time, 2),
@@ -210,8 +217,11 @@ def _ranking_table(a: Artifact, by_short: dict[str, Entry],
     return out
 
 
-def _two_rankings(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
-    """GPU-time ranking beside the expected-gain ranking, and whether they agree."""
+def _two_rankings(a: Artifact, by_short: dict[str, Entry],
+                  names: dict[str, str] | None = None) -> list[str]:
+    """GPU-time ranking beside the expected-gain ranking, and whether they agree; ``names``:
+    each row's label by short name."""
+    names = names if names is not None else {}
     out: list[str] = ["", "## Two rankings, side by side", ""]
     if a.ranking_by_pct != a.ranking_by_expected_gain:
         out.append("The rankings **disagree**: GPU time and expected gain point at different kernels.")
@@ -223,13 +233,19 @@ def _two_rankings(a: Artifact, by_short: dict[str, Entry]) -> list[str]:
         gain = f" (+{ge.expected_e2e_gain_pct:.2f}%)" if ge and ge.expected_e2e_gain_pct is not None else " (no verdict)"
         pe = by_short.get(p)
         pct = f" ({pe.pct_gpu_time:.2f}%)" if pe and pe.pct_gpu_time is not None else ""
-        out.append(f"| {i} | `{md_cell(p, limit=48)}`{pct} | `{md_cell(g, limit=48)}`{gain} |")
+        pn = md_cell(names.get(p, p), limit=TABLE_NAME_WIDTH)
+        gn = md_cell(names.get(g, g), limit=TABLE_NAME_WIDTH)
+        out.append(f"| {i} | `{pn}`{pct} | `{gn}`{gain} |")
     return out
 
 
-def _entry_notes(e: Entry) -> list[str]:
-    """One entry's notes section (without its closing blank line)."""
-    out: list[str] = [f"### `{md_cell(e.short_name, limit=80)}`", ""]
+def _entry_notes(e: Entry, label: str | None = None) -> list[str]:
+    """One entry's notes section (without its closing blank line), headed by its row label
+    (the short name below it when that reads otherwise)."""
+    title = label if label is not None else e.short_name
+    out: list[str] = [f"### `{md_cell(title, limit=200)}`", ""]
+    if title != e.short_name:
+        out.append(f"- short name: `{md_cell(e.short_name, limit=200)}`")
     if e.name != e.short_name:
         out.append(f"- full name: `{md_cell(e.name, limit=200)}`")
     if e.unit:

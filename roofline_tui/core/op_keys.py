@@ -52,19 +52,22 @@ def op_family(op: str | None) -> str | None:
 
 
 def op_key(inst: Instance) -> str | None:
-    """The instance's op key (module docstring), or None when it recorded no launching op."""
+    """The instance's op key (module docstring), or None when it recorded no launching op, or
+    neither a module nor an identifying dim: ``aten::mm`` alone names every GEMM of a run."""
     family = op_family(inst.op)
     if family is None:
         return None
-    module = "/".join((inst.module or "").split("/")[-2:]) or "-"
+    module = "/".join((inst.module or "").split("/")[-2:])
     weights = inst.tensors("weight")
     if weights:
         dims, dtype = weights[0]
     else:
         inputs = inst.tensors("input")
         dims, dtype = (inputs[0][0][1:], inputs[0][1]) if inputs else ([], None)
-    shape = "x".join(str(d) for d in dims) or "-"
-    return f"{family}|{module}|{shape}|{canonical_dtype(dtype) or dtype or '-'}"
+    shape = "x".join(str(d) for d in dims)
+    if not module and not shape:
+        return None
+    return f"{family}|{module or '-'}|{shape or '-'}|{canonical_dtype(dtype) or dtype or '-'}"
 
 
 def op_shares(entry: TopNEntry) -> list[tuple[str, float]]:

@@ -144,15 +144,16 @@ def _draw_points(ax: Any, m: ChartModel) -> None:
 def _draw_legend(ax: Any, m: ChartModel) -> None:
     """Kernels by rank (names are long), what was not plotted, the colour key and notes."""
     lines: list[tuple[str, str]] = []
-    for p in m.points:
+    names = m.legends(64)  # the row labels every table shows, no two the same
+    for p, name in zip(m.points, names, strict=False):
         roof_pct = "–" if p.roofline_pct_raw is None else f"{p.roofline_pct_raw:.0%}"
         gpu = "–" if p.pct_gpu_time is None else f"{p.pct_gpu_time:.1f}%"
         flag = "  SUSPECT (raw position)" if p.suspect else ""
-        lines.append((p.colour, f"#{p.rank} {printable(p.short_name, limit=64)}  —  {gpu} gpu, "
+        lines.append((p.colour, f"#{p.rank} {name}  —  {gpu} gpu, "
                                 f"AI {p.x:.3g}, {human(p.y, 'FLOP/s')}, roof {roof_pct}, "
                                 f"{printable(p.headroom_class, limit=20)}{flag}"))
-    for n in m.not_plotted:
-        lines.append(("#555555", f"#{n.rank} {printable(n.short_name, limit=64)}  —  not plotted: "
+    for n, name in zip(m.not_plotted, names[len(m.points):], strict=False):
+        lines.append(("#555555", f"#{n.rank} {name}  —  not plotted: "
                                  f"{printable(n.reason, limit=60)}"))
     fig = ax.figure
     y = 0.17

@@ -6,6 +6,11 @@ elsewhere. A column, not a trailing comment row: ``csv.DictReader``, pandas and 
 read an extra column as data and ignore it when unasked, while a ``#`` row is read as one more
 entry by each of them (pandas unless told ``comment="#"``) and breaks "one row per entry".
 
+``label`` is what the row reads in every table (``core.labels.row_labels``, uncut): the
+recorded op and shape of a shared library kernel (``GEMM 32×4096→24576
+(MergedColumnParallelLinear)``), else its demangled name, with what tells look-alike rows apart;
+no two rows have the same label. ``short_name`` stays the key the rankings use.
+
 A round imported from several ranks (or GPUs) fills ``rank_spread_max_over_median`` (the slowest
 rank's time per launch over the median rank's) and ``slowest_rank`` for each entry the ranks
 recorded; both are empty for a single trace.
@@ -26,13 +31,14 @@ from typing import Any
 
 from roofline_tui.core import reading
 from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.labels import row_labels
 from roofline_tui.core.layout import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
 __all__ = ["COLUMNS", "CSV_NAME", "artifact_to_csv"]
 
 COLUMNS = (
-    "rank_by_pct", "rank_by_expected_gain", "short_name", "name", "pct_gpu_time",
+    "rank_by_pct", "rank_by_expected_gain", "short_name", "label", "name", "pct_gpu_time",
     "serving_weighted_pct", "regime", "op_class", "bound_type", "roofline_pct", "target_eff",
     "attainable_speedup", "expected_e2e_gain_pct", "headroom_class", "route", "confidence",
     "flags", "model_caution", "delta_t_pct_vs_prev", "t_ms", "bytes_est", "flops_est",
@@ -91,16 +97,18 @@ def artifact_to_csv(artifact: Artifact, ranks: reading.RankView | None = None) -
     order = sorted(artifact.entries,
                    key=lambda e: (by_pct.get(e.short_name, len(by_pct) + 1), e.short_name))
     nxt = reading.next_target_of(artifact)
+    shown = row_labels(order)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
-    for e in order:
+    for e, label in zip(order, shown, strict=True):
         caution = getattr(e, "model_caution", None)
         spread = several.spread_of(e) if several is not None else None
         ratio = reading.spread_ratio(spread) if spread is not None else None
         row = {
             "rank_spread_max_over_median": round(ratio, 4) if ratio is not None else None,
             "slowest_rank": spread.slowest_rank if spread is not None else None,
+            "label": label,
             "rank_by_pct": by_pct.get(e.short_name),
             "rank_by_expected_gain": by_gain.get(e.short_name),
             "flags": _flags(e),

@@ -97,6 +97,20 @@ def test_repeated_short_names_get_distinct_rows() -> None:
     assert [r.entry.name for r in pct_rows] == ["a<1>", "a<2>"]
 
 
+def test_rows_read_their_labels_and_the_filter_finds_them() -> None:
+    moe = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"
+    a = Artifact(entries=[Entry(name=moe, short_name=moe, label="vllm::moe_forward bf16 [32]"),
+                          Entry(name=moe + "_swiglu", short_name=moe + "_swiglu",
+                                label="vllm::moe_forward bf16 [32]")],
+                 ranking_by_pct=[moe, moe + "_swiglu"],
+                 ranking_by_expected_gain=[moe, moe + "_swiglu"])
+    pct_rows, _ = view.rank_rows(a)
+    assert list(view.display_names(pct_rows).values()) == [
+        "vllm::moe_forward bf16 [32]", "vllm::moe_forward bf16 [32] · swiglu"]
+    assert all(view.matches(r, "MOE_FORWARD") for r in pct_rows)  # what the row reads
+    assert all(view.matches(r, "matmul_ogs") for r in pct_rows)  # and its name, as before
+
+
 def _render(renderable: object) -> str:
     console = Console(width=160, record=True, color_system=None)
     console.print(renderable)

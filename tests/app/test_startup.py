@@ -36,7 +36,8 @@ def footer_keys(app: RooflineApp) -> list[str]:
 @pytest.mark.parametrize("pane", [p for p, _ in PANES if p not in ("summary", "chart")])
 async def test_a_tab_opened_for_the_first_time_shows_its_content(profile: Path,
                                                                  pane: str) -> None:
-    app = make_app(profile)
+    # (the Compare tab is there with --against only: against the demo's own round 0)
+    app = make_app(profile, against=profile / "round_0" if pane == "compare" else None)
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(pilot)
         assert not app.detail.built(pane)  # not built at start: this is its first opening

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from roofline_tui.core import reading
 from roofline_tui.core.analyze import rank_entries
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.inputs import TopNEntry
-from roofline_tui.core.labels import LABEL_MAX, label_of
+from roofline_tui.core.labels import LABEL_MAX, fit_labels, label_of, row_labels
+from roofline_tui.core.textsafe import md_cell
 from roofline_tui.core.topn_ext import EntryExtension, Folded, Instance, Operand
 from tests.paths import REAL_FORMATS, need
 
@@ -121,6 +123,107 @@ def test_the_next_line_leads_with_the_label_and_keeps_the_short_name() -> None:
     assert nt.line.startswith("Next: act_and_mul — ")
     # an artifact written before labels existed reads as before
     assert reading.label_of(Entry(name="k", short_name="k")) == "k"
+
+
+# -- one row label per table row (issue 34.3) -------------------------------------------------
+
+MOE = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"
+PAR = ("void clover::par_ranged2d_kernel<{k}(bool, int, clover::Buffer2D<double> &)::"
+       "[lambda(int, int) (instance {n})]>(clover::Range2d, T1)")
+
+
+def test_a_row_reads_its_recorded_label_else_its_demangled_name() -> None:
+    rows = [Entry(name=CIJK, short_name=CIJK[:60], label="GEMM 32×4096→6144 (qkv)"),
+            Entry(name="void at::native::elementwise_kernel<128, 4>(int)",
+                  short_name="elementwise_kernel", label="elementwise_kernel"),
+            Entry(name="k", short_name="k")]  # an artifact written before labels
+    assert row_labels(rows) == ["GEMM 32×4096→6144 (qkv)", "elementwise_kernel<…>", "k"]
+
+
+def test_rows_with_one_label_read_apart_by_what_their_names_differ_in() -> None:
+    # the two vLLM MoE stages: one recorded op, the names part at "_swiglu"
+    rows = [Entry(name=MOE, short_name=MOE, label="vllm::moe_forward bf16 [32,3072]"),
+            Entry(name=MOE + "_swiglu", short_name=MOE + "_swiglu",
+                  label="vllm::moe_forward bf16 [32,3072]")]
+    assert row_labels(rows) == ["vllm::moe_forward bf16 [32,3072]",
+                                "vllm::moe_forward bf16 [32,3072] · swiglu"]
+    # hipBLASLt solutions: the tile that differs, not the whole 300-character name
+    a, b = CIJK, CIJK.replace("MT256x32x64", "MT64x32x256")
+    assert row_labels([Entry(name=a, short_name="c", label="GEMM 32×4096→6144 (qkv)"),
+                       Entry(name=b, short_name="c#2", label="GEMM 32×4096→6144 (qkv)")]) == [
+        "GEMM 32×4096→6144 (qkv) · MT256x32x64", "GEMM 32×4096→6144 (qkv) · MT64x32x256"]
+
+
+def test_templated_names_that_fold_alike_read_their_template_arguments() -> None:
+    # the nsys CloverLeaf heads: par_ranged2d_kernel#2/#3 before
+    rows = [Entry(name=PAR.format(k="PdV_kernel", n=2), short_name="par_ranged2d_kernel"),
+            Entry(name=PAR.format(k="PdV_kernel", n=1), short_name="par_ranged2d_kernel#2"),
+            Entry(name=PAR.format(k="accelerate_kernel", n=1),
+                  short_name="par_ranged2d_kernel#3")]
+    assert row_labels(rows) == ["par_ranged2d_kernel<…> · PdV_kernel … instance 2",
+                                "par_ranged2d_kernel<…> · PdV_kernel … instance 1",
+                                "par_ranged2d_kernel<…> · accelerate_kernel"]
+    # a cast template argument keeps its type
+    gemv = "void internal::gemvx::kernel<int, (int){}, float>(T13)"
+    assert row_labels([Entry(name=gemv.format(7), short_name="kernel"),
+                       Entry(name=gemv.format(6), short_name="kernel#2")]) == [
+        "kernel<…> · (int)7", "kernel<…> · (int)6"]
+
+
+def test_hash_n_only_when_nothing_recorded_differs() -> None:
+    same = [Entry(name="k<1>", short_name="k", regime="decode"),
+            Entry(name="k<1>", short_name="k#2", regime="prefill")]
+    assert row_labels(same) == ["k<1> · decode", "k<1> · prefill"]
+    twins = [Entry(name="k", short_name="k"), Entry(name="k", short_name="k#2"),
+             Entry(name="k", short_name="k#3")]
+    assert row_labels(twins) == ["k", "k#2", "k#3"]
+    # a #N never repeats a text another row reads
+    assert row_labels(twins + [Entry(name="k#2", short_name="x")]) == ["k", "k#3", "k#4", "k#2"]
+
+
+def test_a_cut_keeps_what_tells_rows_apart() -> None:
+    rows = [Entry(name=MOE, short_name=MOE, label="vllm::moe_forward bf16 [32,3072]"),
+            Entry(name=MOE + "_swiglu", short_name="s", label="vllm::moe_forward bf16 [32,3072]"),
+            Entry(name=CIJK, short_name="a", label="GEMM 32×4096→24576 (MergedColumnParallelLinear)"),
+            Entry(name=CIJK + "x", short_name="b", label="GEMM 32×4096→24576 (MergedColumnLinear)")]
+    for width in (12, 18, 24, 30, 40, 48, 64):
+        cut = row_labels(rows, width)
+        assert len(set(cut)) == len(cut) and all(len(t) <= width for t in cut), (width, cut)
+    assert row_labels(rows, 24)[1].endswith(" · swiglu")  # the parting word is kept whole
+    # fit_labels on texts alone: the same guarantee
+    texts = ["a" * 30 + "x", "a" * 30 + "y", "a" * 31]
+    assert len(set(fit_labels(texts, 10))) == 3
+
+
+def test_rows_differ_as_the_renderer_writes_them() -> None:
+    # a Markdown cell writes ` as ': two labels that differ only there would read the same
+    rows = [Entry(name="a`b", short_name="x"), Entry(name="a'b", short_name="y")]
+    shown = [md_cell(t) for t in row_labels(rows, None, md_cell)]
+    assert len(set(shown)) == 2
+
+
+def test_hostile_names_are_printable_and_bounded() -> None:
+    evil = "\x1b[2Jk\u202e" + "x" * 100_000
+    rows = [Entry(name=evil, short_name="a"), Entry(name=evil + "y", short_name="b")]
+    for t in row_labels(rows) + row_labels(rows, 40):
+        assert "\x1b" not in t and "\u202e" not in t
+    assert all(len(t) <= 40 for t in row_labels(rows, 40))
+    assert all(len(t) <= 200 for t in row_labels(rows))  # uncut is bounded too
+    assert len(set(row_labels(rows))) == 2
+
+
+def test_many_look_alike_rows_cost_little() -> None:
+    args = [f"T{i}" for i in range(300)]
+    rows = []
+    for i in range(400):
+        a = list(args)
+        a[i % 300] = f"U{i}"
+        rows.append(Entry(name="void at::native::f<" + ", ".join(a) + ">(int)",
+                          short_name=f"f#{i}"))
+    start = time.perf_counter()
+    cut = row_labels(rows, 30)
+    assert time.perf_counter() - start < 2.0
+    assert len(set(cut)) == len(cut)
 
 
 # -- end to end on a real profile -------------------------------------------------------------

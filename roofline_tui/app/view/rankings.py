@@ -12,7 +12,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 
@@ -28,10 +28,13 @@ from roofline_tui.app.view.styles import (
     safe,
     signed_pct,
 )
-from roofline_tui.core import demangle, units
+from roofline_tui.core import demangle, labels, units
 from roofline_tui.core.artifact import Artifact, Entry
 from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.textsafe import printable
+
+if TYPE_CHECKING:
+    from roofline_tui.core.diff import DiffRow
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,8 @@ class Row:
     rank: int       # 1-based rank in its own ranking
     entry: Entry
     move: int | None = None  # places moved up in the gain ranking vs the GPU-time one
-    label: str = ""          # what the kernel cell reads (the display name, cut to fit)
+    label: str = ""          # what the kernel cell reads (its row label, cut to fit)
+    other: DiffRow | None = None  # dash --against: the compared run's row for its op
 
 
 def _keyed_entries(artifact: Artifact) -> dict[str, list[tuple[str, Entry]]]:
@@ -89,29 +93,27 @@ def rank_rows(artifact: Artifact) -> tuple[list[Row], list[Row]]:
             [dataclasses.replace(r, move=moves.get(r.key)) for r in gain])
 
 
-def matches_name(name: str, short_name: str, needle: str) -> bool:
-    """The filter: a case-insensitive substring of the name, short name or demangled name."""
+def matches_name(name: str, short_name: str, needle: str, label: str = "") -> bool:
+    """The filter: a case-insensitive substring of the name, short name, demangled name or the
+    recorded label (what the row reads)."""
     if not needle:
         return True
     n = needle.casefold()
-    return any(n in t.casefold() for t in (short_name, name, demangle.full_name(name)))
+    return any(n in t.casefold() for t in (short_name, name, demangle.full_name(name), label))
 
 
 def matches(row: Row, needle: str) -> bool:
-    return matches_name(row.entry.name, row.entry.short_name, needle)
+    label = getattr(row.entry, "label", "")
+    return matches_name(row.entry.name, row.entry.short_name, needle,
+                        label if isinstance(label, str) else "")
 
 
 def display_names(rows: list[Row]) -> dict[str, str]:
-    """What each row's kernel column reads before cutting: the demangled function name (or the
-    name itself), with ``#n`` when two rows would otherwise read the same."""
-    base = {r.key: printable(demangle.display_name(r.entry.name)) for r in rows}
-    seen: dict[str, int] = defaultdict(int)
-    out: dict[str, str] = {}
-    for r in rows:
-        text = base[r.key]
-        seen[text] += 1
-        out[r.key] = text if seen[text] == 1 else f"{text}#{seen[text]}"
-    return out
+    """What each row's kernel column reads before cutting: the one row-label rule
+    (``core.labels.row_labels``: the recorded op and shape, else the demangled function name,
+    and what tells look-alike rows apart; ``#n`` only when nothing recorded differs)."""
+    return dict(zip((r.key for r in rows), labels.row_labels([r.entry for r in rows]),
+                    strict=True))
 
 
 # -- cells --------------------------------------------------------------------------------------
@@ -200,6 +202,24 @@ RANK = Column("rank", "#", 2, 0, lambda r: _right(str(r.rank)), lambda r: r.rank
 KERNEL = Column("kernel", "kernel", 0, 0, lambda r: kernel_text(r.entry, r.label),
                 lambda r: demangle.display_name(r.entry.name).casefold())
 
+def _vs_ratio(r: Row) -> Text:
+    from roofline_tui.app.view.compare import ratio_text
+
+    return ratio_text(r.other)
+
+
+def _vs_roof(r: Row) -> Text:
+    from roofline_tui.app.view.compare import other_roof_text
+
+    return other_roof_text(r.other)
+
+
+# dash --against: B's time over A's for the row's op, and B's roofline % (hidden otherwise)
+VS = Column("vs", "B/A", 6, 2, _vs_ratio, lambda r: r.other.ratio if r.other else None, True)
+VS_ROOF = Column("vs_roof", "B roof", 6, 2, _vs_roof,
+                 lambda r: r.other.b.roofline_pct if r.other and r.other.b else None, True)
+COMPARE_COLUMNS = frozenset({"vs", "vs_roof"})
+
 PCT_COLUMNS_ALL = (
     RANK,
     KERNEL,
@@ -212,6 +232,8 @@ PCT_COLUMNS_ALL = (
            lambda r: r.entry.delta_t_pct_vs_prev, True),
     Column("roofline", "roofline", 8, 1, lambda r: roofline_text(r.entry),
            lambda r: r.entry.roofline_pct, True),
+    VS,
+    VS_ROOF,
     Column("flags", "flags", 5, 1, lambda r: flags_text(r.entry),
            lambda r: len(entry_flags(r.entry))),
     Column("bound", "bound", 7, 4, lambda r: safe(r.entry.bound_type, limit=8),
@@ -228,6 +250,7 @@ GAIN_COLUMNS_ALL = (
            lambda r: r.entry.expected_e2e_gain_pct, True),
     Column("speedup", "speedup", 7, 0, lambda r: speedup_text(r.entry),
            lambda r: r.entry.attainable_speedup, True),
+    VS,
     Column("route", "route", 14, 1, lambda r: safe(r.entry.route, limit=24),
            lambda r: r.entry.route),
     Column("headroom", "headroom", HEADROOM_WIDTH, 3, lambda r: headroom_text(r.entry),
@@ -287,11 +310,15 @@ def table_rows(rows: Sequence[Row], display: dict[str, str], cols: Sequence[Fitt
                room: int | None = None) -> list[TableRow]:
     """The cells of one ranking for the columns ``cols``: kernel names cut to ``room`` cells (the
     kernel column's width by default) so that rows that differ still read differently."""
-    everyone = list(display.values())
     width = kernel_width(cols) if room is None else room
+    # cut together, so the cut keeps every row distinct (core.labels.fit_labels)
+    fitted = dict(zip(display, labels.fit_labels(list(display.values()), width), strict=True))
     out: list[TableRow] = []
     for r in rows:
-        shown = dataclasses.replace(r, label=demangle.fit(display[r.key], width, everyone))
+        text = fitted.get(r.key)
+        if text is None:  # a row the names were not built for: its own name, cut
+            text = demangle.fit(printable(demangle.display_name(r.entry.name)), width)
+        shown = dataclasses.replace(r, label=text)
         out.append((r.key, [cut(f.column.cell(shown), f.width) for f in cols],
                     full_name(r.entry)))
     return out

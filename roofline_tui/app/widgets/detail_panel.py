@@ -26,8 +26,10 @@ from roofline_tui.core import reading
 if TYPE_CHECKING:
     from textual.widgets import TabbedContent
 
+    from roofline_tui.app.compare import Against
     from roofline_tui.app.widgets.roofline_chart import RooflineChart
     from roofline_tui.core.api import RoundResult
+    from roofline_tui.core.artifact import Entry
 
 PANES = (
     ("summary", "Summary"),
@@ -39,12 +41,14 @@ PANES = (
     ("chart", "Chart"),
     ("rounds", "Rounds"),
     ("ranks", "Ranks"),
+    ("compare", "Compare"),
     ("degraded", "Degraded"),
 )
 FIRST_PANE = "summary"
 # (Ranks: the round's ranks with the selected kernel's spread across them)
+# (Compare: the selected kernel's ops against the run given with --against)
 KERNEL_PANES = frozenset({"summary", "assumptions", "flags", "levers", "raw", "history", "chart",
-                          "ranks"})
+                          "ranks", "compare"})
 ROUND_PANES = frozenset({"rounds", "degraded"})
 
 
@@ -61,8 +65,10 @@ class DetailPanel(Vertical):
                 show=False, id="next-tab", tooltip="next drill-down tab"),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = None, compare: bool = False) -> None:  # noqa: A002
         super().__init__(id=id)
+        # the Compare tab only with `dash --against` (without it there is nothing to show)
+        self.panes = tuple(p for p in PANES if p[0] != "compare" or compare)
         self._bodies: dict[str, Static] = {}  # each built tab's body, by pane id
         self._chart: RooflineChart | None = None
         self._shown: dict[str, object] = {}  # what each pane shows (render cache), by pane id
@@ -88,7 +94,7 @@ class DetailPanel(Vertical):
         from textual.widgets import TabbedContent, TabPane
 
         tabs = TabbedContent(id="detail-tabs", initial=FIRST_PANE)
-        for pane_id, title in PANES:  # what `with TabbedContent(): with TabPane(): ...` does
+        for pane_id, title in self.panes:  # what `with TabbedContent(): with TabPane(): ...` does
             body = [self._build(pane_id)] if pane_id == FIRST_PANE else []
             tabs.compose_add_child(TabPane(title, *body, id=pane_id))
         await self.mount(tabs)
@@ -165,7 +171,7 @@ class DetailPanel(Vertical):
         tab's body."""
         from textual.widgets import Tabs
 
-        ids = [pane_id for pane_id, _ in PANES]
+        ids = [pane_id for pane_id, _ in self.panes]
         current = self.tabs.active or FIRST_PANE
         new = ids[(ids.index(current) + delta) % len(ids)] if current in ids else FIRST_PANE
         on_strip = isinstance(self.app.focused, Tabs)
@@ -182,6 +188,11 @@ class DetailPanel(Vertical):
             self._ensure(pane_id)
             self.query_one(f"TabPane#{pane_id} .pane-scroll").focus()
 
+    def label_degraded(self, result: RoundResult | None) -> None:
+        """The Degraded tab's label counts the shown round's degraded steps and errors."""
+        n = (len(result.artifact.degraded) + len(result.artifact.skill_errors)) if result else 0
+        self.set_label("degraded", f"Degraded ({n})" if n else "Degraded")
+
     def set_label(self, pane_id: str, label: str) -> None:
         if not self._ready:
             return
@@ -191,9 +202,12 @@ class DetailPanel(Vertical):
 
     def render_pane(self, pane: str, state: object, result: RoundResult | None,
                     row: view.Row | None, *, below: bool = False,
-                    round_label: str | int | None = None) -> None:
+                    round_label: str | int | None = None,
+                    against: Against | None = None) -> None:
         """Draw ``pane`` for ``result`` and the selected ``row`` (``below``: a kernel below the
         head threshold is selected), unless it already shows ``state``."""
+        if pane == "compare" and against is not None:  # (a new comparison redraws it)
+            state = (state, against.ticket, against.generation)
         if not self._ready or self._shown.get(pane) == state:
             return
         self._shown[pane] = state
@@ -201,11 +215,12 @@ class DetailPanel(Vertical):
             self.chart.update_artifact(result.artifact if result is not None else None)
             self.chart.select(row.entry.short_name if row is not None else None)
             return
-        self.body(pane).update(self._content(pane, result, row, below, round_label))
+        self.body(pane).update(self._content(pane, result, row, below, round_label, against))
 
     @staticmethod
     def _content(pane: str, result: RoundResult | None, row: view.Row | None, below: bool,
-                 round_label: str | int | None) -> RenderableType:
+                 round_label: str | int | None, against: Against | None = None
+                 ) -> RenderableType:
         if pane == "degraded":
             return (view.degraded_view(result.artifact) if result is not None
                     else Text("nothing analysed yet", style="dim"))
@@ -226,5 +241,15 @@ class DetailPanel(Vertical):
             "levers": lambda: view.levers(e),
             "raw": lambda: view.raw_json(e),
             "history": lambda: view.history_view(e, result.history),
+            "compare": lambda: _compare(e, result, against),
         }
         return renderers[pane]()
+
+
+def _compare(e: Entry, result: RoundResult, against: Against | None) -> RenderableType:
+    from roofline_tui.app.view.compare import compare_view
+
+    if against is None:
+        return compare_view(e, result, None, against=None)
+    return compare_view(e, result, against.comparison_for(result), against=against.path,
+                        error=against.error, waiting=against.waiting)

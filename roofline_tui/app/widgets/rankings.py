@@ -9,7 +9,8 @@ both tables share (moving in one moves the other). When the user moves the selec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,12 +19,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from roofline_tui.app.messages import AgainstChanged, CompareReady
 from roofline_tui.app.view import rankings as rk
 from roofline_tui.app.view.header import is_advisory
 from roofline_tui.app.view.styles import MARKER_GAP, headroom_marker
 from roofline_tui.app.widgets.rank_table import RankTable
 from roofline_tui.core.api import RoundResult
 from roofline_tui.core.textsafe import printable
+
+if TYPE_CHECKING:
+    from roofline_tui.app.compare import Against
+    from roofline_tui.app.view.compare import Comparison
 
 BELOW_PREFIX = "below:"  # row keys of the greyed kernels under the heads
 TABLES = {"by-pct": rk.PCT_COLUMNS_ALL, "by-gain": rk.GAIN_COLUMNS_ALL}
@@ -41,8 +47,10 @@ class Rankings(Horizontal):
 
         key: str
 
-    def __init__(self, *, id: str | None = "tables") -> None:  # noqa: A002
+    def __init__(self, *, id: str | None = "tables",  # noqa: A002
+                 against: Against | None = None) -> None:
         super().__init__(id=id)
+        self.against = against  # dash --against: what the rows are compared with
         self.result: RoundResult | None = None
         self.filter_text = ""
         self.sort: dict[str, tuple[str, bool]] = {}   # table id -> (column key, descending)
@@ -52,6 +60,7 @@ class Rankings(Horizontal):
         self.rows: dict[str, rk.Row] = {}   # row key -> the row (entry) it shows
         self.fitted_width = 0  # the terminal width the columns were fitted to
         self._entered_from = "by-pct"  # the ranking the drill-down was last entered from
+        self.comparison: Comparison | None = None  # the shown round's (None: not yet)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="table-box"):
@@ -93,10 +102,33 @@ class Rankings(Horizontal):
 
     # -- what the tables show -------------------------------------------------------------------
 
+    def on_mount(self) -> None:
+        if self.against is not None:
+            self.against.post = self.post_message  # its outcomes come here (thread-safe)
+
     def show(self, result: RoundResult | None) -> None:
-        """Fill both tables from ``result`` (None: empty tables with their columns)."""
+        """Fill both tables from ``result`` (None: empty tables with their columns); with
+        ``--against``, compare it (nothing when it was compared already)."""
         self.result = result
+        if self.against is not None:
+            self.against.start(result)
+            self.comparison = self.against.comparison_for(result)
         self.refresh_rows()
+
+    def on_compare_ready(self, message: CompareReady) -> None:
+        """A comparison came back: the B columns show it, and the drill-down is redrawn (an
+        outcome for a round no longer shown is dropped)."""
+        if self.against is None or not self.against.accept(message):
+            return
+        if message.error:
+            self.app.notify(f"--against: {message.error}", severity="warning", markup=False)
+        self.comparison = self.against.comparison_for(self.result)
+        self.refresh_rows()
+        self.post_message(self.Selected(self.selected_key or ""))
+
+    def on_against_changed(self, _message: AgainstChanged) -> None:
+        if self.against is not None:
+            self.against.start(self.result, force=True)
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
@@ -117,6 +149,8 @@ class Rankings(Horizontal):
         stays on its kernel while that is shown, else moves to the first row."""
         result = self.result
         pct_rows, gain_rows = rk.rank_rows(result.artifact) if result is not None else ([], [])
+        if self.comparison is not None:
+            pct_rows, gain_rows = (self._compared(pct_rows), self._compared(gain_rows))
         self.rows = {r.key: r for r in pct_rows}
         display = rk.display_names(pct_rows)
         pct_shown = [r for r in pct_rows if rk.matches(r, self.filter_text)]
@@ -143,6 +177,12 @@ class Rankings(Horizontal):
         self.gain_table.set_rows(out["by-gain"], self.selected_key)
         self._render_titles(len(pct_rows), len(pct_shown))
         self._cap_heights()
+
+    def _compared(self, rows: list[rk.Row]) -> list[rk.Row]:
+        """Each row with the compared run's row for its op (dash --against)."""
+        c = self.comparison
+        assert c is not None
+        return [replace(r, other=c.row_for(r.entry)) for r in rows]
 
     def _cap_heights(self) -> None:
         """Each ranking at most as tall as its title, header and rows: on a narrow screen
@@ -183,7 +223,8 @@ class Rankings(Horizontal):
         keep = {"serving": any(e.serving_weighted_pct is not None for e in entries),
                 "change": result is not None and result.history is not None,
                 "route": result is None or any(e.route for e in entries)}
-        hide = frozenset(k for k, kept in keep.items() if not kept)
+        hide = frozenset(k for k, kept in keep.items() if not kept) | (
+            rk.COMPARE_COLUMNS if self.against is None else frozenset())
         for table_id, all_columns in TABLES.items():
             spec = rk.fit_columns(all_columns, each, longest=longest, hide=hide)
             if self.columns.get(table_id) != spec:

@@ -228,12 +228,13 @@ def legend_text(m: ChartModel | None, selected: str | None, overlaps: list[str] 
     if m is None:
         out.append("No artifact to chart yet.", style="dim")
         return out
-    for p in m.points:
+    names = m.legends(36)  # the row labels every table shows, no two the same
+    for p, name in zip(m.points, names, strict=False):
         marker = SUSPECT_MARKER if p.suspect else SIZE_MARKERS[p.size_band]
         style = "reverse" if p.short_name == selected else ""
         out.append(f"{marker} ", style=p.colour)
         out.append(f"{p.rank:>2} ", style=f"bold {style}".strip())
-        out.append(f"{printable(p.short_name, limit=36):<36}", style=style)
+        out.append(f"{name:<36}", style=style)
         pct = units.pct_points(p.pct_gpu_time, 2)
         roof = units.pct(p.roofline_pct_raw)
         out.append(f"  {pct:>6} gpu  AI {units.si(p.x, 'FLOP/B'):>12}  "
@@ -242,9 +243,9 @@ def legend_text(m: ChartModel | None, selected: str | None, overlaps: list[str] 
         if p.suspect:
             out.append("  suspect: raw position", style="bold")
         out.append("\n")
-    for n in m.not_plotted:
+    for n, name in zip(m.not_plotted, names[len(m.points):], strict=False):
         style = "reverse" if n.short_name == selected else "dim"
-        out.append(f"  {n.rank:>2} {printable(n.short_name, limit=36)}  not plotted: "
+        out.append(f"  {n.rank:>2} {name}  not plotted: "
                    f"{printable(n.reason, limit=90)}\n", style=style)
     roofs = []
     mem = m.roof("memory")

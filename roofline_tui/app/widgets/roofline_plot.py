@@ -20,6 +20,7 @@ from roofline_tui.app.widgets.roofline_chart import (
     place_labels,
 )
 from roofline_tui.core.chart import ChartModel, ChartPoint, Roof
+from roofline_tui.core.demangle import fit
 from roofline_tui.core.textsafe import printable
 from roofline_tui.core.units import rate as human
 
@@ -148,7 +149,7 @@ class RooflinePlot(PlotextPlot):
 
     @staticmethod
     def _selected_label(p: ChartPoint) -> str:
-        return f" {p.rank} {printable(p.short_name, limit=28)} "
+        return f" {p.rank} {fit(printable(p.legend or p.short_name), 28)} "
 
     def _point(self, p: ChartPoint, dx: float, *, selected: bool) -> None:
         marker = SUSPECT_MARKER if p.suspect else SIZE_MARKERS[p.size_band]
