@@ -36,6 +36,7 @@ from roofline_tui.core.artifact import (
     NextSkipped,
     NextSkipReason,
     NextTarget,
+    StepTarget,
 )
 from roofline_tui.core.demangle import display_name, fit
 from roofline_tui.core.labels import LABEL_MAX
@@ -258,6 +259,23 @@ def gain_order(artifact: Artifact) -> list[Entry]:
     taken = set(order)
     order += [i for i in range(len(artifact.entries)) if i not in taken]
     return [artifact.entries[i] for i in order]
+
+
+def gain_with_steps(artifact: Artifact) -> list[Entry | StepTarget]:
+    """The gain ranking with the step's own targets (``artifact.step_targets``: idle gaps,
+    exposed communication, copies) among its entries: each before the first entry whose
+    expected gain is lower (no gain counts as lower), as the Next line weighs them."""
+    out: list[Entry | StepTarget] = list(gain_order(artifact))
+    for step in sorted(artifact.step_targets, key=lambda t: -t.expected_e2e_gain_pct):
+        at = next((i for i, x in enumerate(out) if _gain(x) < step.expected_e2e_gain_pct),
+                  len(out))
+        out.insert(at, step)
+    return out
+
+
+def _gain(x: Entry | StepTarget) -> float:
+    g = x.expected_e2e_gain_pct
+    return float(g) if isinstance(g, (int, float)) else float("-inf")
 
 
 def label_of(e: Entry, limit: int = 40) -> str:

@@ -36,6 +36,7 @@ from roofline_tui.app.view.panes import (
     levers,
     ranks_view,
     raw_json,
+    step_view,
     summary,
 )
 from roofline_tui.app.view.rankings import (
@@ -164,6 +165,7 @@ __all__ = [
     "sparkline",
     "speedup_text",
     "status_lines",
+    "step_view",
     "summary",
     "table_rows",
     "title_line",

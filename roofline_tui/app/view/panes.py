@@ -25,7 +25,7 @@ from roofline_tui.app.view.styles import (
     safe,
 )
 from roofline_tui.core import demangle, reading, units
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core.artifact import Artifact, Entry, StepTarget
 from roofline_tui.core.textsafe import printable
 
 
@@ -200,6 +200,23 @@ def flags(e: Entry, artifact: Artifact) -> RenderableType:
         t.add_row(Text(FLAG_SYMBOL.get(label, "⚑") + " " + label,
                        style=FLAG_STYLE.get(label, "bold yellow")), value)
     return t
+
+
+def step_view(t: StepTarget) -> RenderableType:
+    """A part of the step ranked among the kernels (idle gaps, exposed communication, copies):
+    what it is, its bound and its levers (the same on every kernel tab)."""
+    g = _grid()
+    g.add_row("part of the step", safe(t.kind))
+    g.add_row("regime", safe(t.regime or "–"))
+    g.add_row("share", Text(f"{units.pct(t.share_of_span)} of the step's GPU span"))
+    g.add_row("gain bound", Text(f"{units.pct_points(t.expected_e2e_gain_pct, 2)} end to end if "
+                                 "all of it goes (the span shrinks by its share; Amdahl)"))
+    g.add_row("reading", safe(t.line, limit=300))
+    g.add_row("levers", _bullets(list(t.levers), "none listed"))
+    g.add_row("why here", Text("the step's GPU span split into busy and idle time, "
+                               "communication and copies (x_roofline.step_time of the "
+                               "Top-N): no kernel's roofline covers it", style=DIM))
+    return g
 
 
 def levers(e: Entry) -> RenderableType:

@@ -28,8 +28,8 @@ from roofline_tui.app.view.styles import (
     safe,
     signed_pct,
 )
-from roofline_tui.core import demangle, labels, units
-from roofline_tui.core.artifact import Artifact, Entry
+from roofline_tui.core import demangle, labels, reading, units
+from roofline_tui.core.artifact import Artifact, Entry, StepTarget
 from roofline_tui.core.metrics import ISOLATED_NOISE
 from roofline_tui.core.textsafe import printable
 
@@ -45,6 +45,7 @@ class Row:
     move: int | None = None  # places moved up in the gain ranking vs the GPU-time one
     label: str = ""          # what the kernel cell reads (its row label, cut to fit)
     other: DiffRow | None = None  # dash --against: the compared run's row for its op
+    step: StepTarget | None = None  # a part of the step (idle gaps…) ranked among the kernels
 
 
 def _keyed_entries(artifact: Artifact) -> dict[str, list[tuple[str, Entry]]]:
@@ -90,7 +91,42 @@ def rank_rows(artifact: Artifact) -> tuple[list[Row], list[Row]]:
     gain = _rank(artifact.ranking_by_expected_gain, by_short)
     moves = rank_moves(pct, gain)
     return ([dataclasses.replace(r, move=moves.get(r.key)) for r in pct],
-            [dataclasses.replace(r, move=moves.get(r.key)) for r in gain])
+            with_steps(artifact, [dataclasses.replace(r, move=moves.get(r.key)) for r in gain]))
+
+
+def with_steps(artifact: Artifact, gain: list[Row]) -> list[Row]:
+    """The gain rows with the step's own targets (idle gaps, exposed communication, copies)
+    where the engine weighs them (``core.reading.gain_with_steps``); a step row takes the rank
+    of the kernel after it (the kernels keep theirs, so their moves still compare kernels)."""
+    if not artifact.step_targets:
+        return gain
+    row_of = {id(r.entry): r for r in gain}
+    order = reading.gain_with_steps(artifact)
+    out: list[Row] = []
+    for i, x in enumerate(order):
+        if isinstance(x, StepTarget):
+            after = next((row_of[id(y)].rank for y in order[i + 1:] if id(y) in row_of),
+                         len(gain) + 1)
+            out.append(Row(step_key(x), after, step_entry(x), step=x))
+        elif id(x) in row_of:
+            out.append(row_of[id(x)])
+    return out
+
+
+def step_key(t: StepTarget) -> str:
+    return f"step:{t.kind}:{t.regime or '-'}"
+
+
+def step_entry(t: StepTarget) -> Entry:
+    """What a step row's cells read: its part of the step, its gain bound (the span shrinks by
+    its share if all of it goes: speedup 1 / (1 - share)) and its route."""
+    where = f"{t.regime} step" if t.regime else "step"
+    share = float(t.share_of_span)
+    route = {"route": "host_side"} if t.kind == "idle gaps" else {}  # (the others: overlap)
+    return Entry(name=f"{t.kind} ({where})", short_name=step_key(t), pct_gpu_time=0.0,
+                 expected_e2e_gain_pct=t.expected_e2e_gain_pct,
+                 attainable_speedup=1.0 / (1.0 - share) if 0.0 <= share < 1.0 else None,
+                 notes=t.line, **route)
 
 
 def matches_name(name: str, short_name: str, needle: str, label: str = "") -> bool:
@@ -198,8 +234,11 @@ def _right(text: str) -> Text:
     return Text(text, justify="right")
 
 
-RANK = Column("rank", "#", 2, 0, lambda r: _right(str(r.rank)), lambda r: r.rank)
-KERNEL = Column("kernel", "kernel", 0, 0, lambda r: kernel_text(r.entry, r.label),
+RANK = Column("rank", "#", 2, 0, lambda r: _right("·" if r.step else str(r.rank)),
+              lambda r: r.rank)
+KERNEL = Column("kernel", "kernel", 0, 0,
+                lambda r: Text(r.label, style="bold cyan", no_wrap=True) if r.step
+                else kernel_text(r.entry, r.label),
                 lambda r: demangle.display_name(r.entry.name).casefold())
 
 def _vs_ratio(r: Row) -> Text:

@@ -233,6 +233,8 @@ class DetailPanel(Vertical):
             return Text("no kernel selected" if result is not None and result.artifact.entries
                         else "no analysed kernels in this round", style="dim")
         e, a = row.entry, result.artifact
+        if row.step is not None and pane != "compare":  # a part of the step, not a kernel
+            return view.step_view(row.step)
         renderers: dict[str, Callable[[], RenderableType]] = {
             "ranks": lambda: view.ranks_view(e, reading.rank_view(result.topn)),
             "summary": lambda: view.summary(e, a),

@@ -152,10 +152,11 @@ class Rankings(Horizontal):
         if self.comparison is not None:
             pct_rows, gain_rows = (self._compared(pct_rows), self._compared(gain_rows))
         self.rows = {r.key: r for r in pct_rows}
+        self.rows.update((r.key, r) for r in gain_rows if r.step is not None)
         display = rk.display_names(pct_rows)
         pct_shown = [r for r in pct_rows if rk.matches(r, self.filter_text)]
         gain_shown = [r for r in gain_rows if rk.matches(r, self.filter_text)]
-        visible = {r.key for r in pct_shown}
+        visible = {r.key for r in (*pct_shown, *gain_shown)}
         if self.selected_key not in visible and not (self.show_below and self.below_selected):
             self.selected_key = pct_shown[0].key if pct_shown else None
         self._fit_columns(display)
