@@ -37,9 +37,13 @@ def _fmt_d(d: float | None, digits: int = 1) -> str:
     return "–" if d is None else f"{d:+.{digits}f}%"
 
 
-def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
+def movement_lines(mv: RoundMovement, ctx: RoundContext | None,
+                   names: dict[str, str] | None = None) -> list[str]:
     """The round-over-round movement section: ``mv`` holds the table, ``ctx`` (the artifact's
-    ``round_history``) the kernels that appeared, vanished or changed and the contradictions."""
+    ``round_history``) the kernels that appeared, vanished or changed and the contradictions.
+    ``names``: short name → the row label of this round's entries (core.labels); a kernel this
+    round no longer has reads its short name."""
+    names = names if names is not None else {}
     lines: list[str] = []
     bounded = [f"- {md_cell(ctx.rounds_considered)}."] if ctx and ctx.rounds_considered else []
     if mv.prev_round is None:
@@ -82,7 +86,8 @@ def movement_lines(mv: RoundMovement, ctx: RoundContext | None) -> list[str]:
                if k.pct_gpu_time_prev is not None and k.pct_gpu_time is not None else "–")
         verdict = f"**{k.verdict}**" if k.verdict == "contradiction" else md_cell(k.verdict)
         lines.append("| " + " | ".join([
-            f"`{md_cell(k.short_name, limit=48)}`", md_cell(k.regime),
+            f"`{md_cell(names.get(k.short_name, k.short_name), limit=TABLE_NAME_WIDTH)}`",
+            md_cell(k.regime),
             units.millis_fixed(k.t_ms, 2),
             _fmt_d(k.delta_t_pct_vs_prev), _fmt_d(k.delta_t_pct_vs_baseline), pct,
             units.fixed(k.measured_speedup, 3, "×"), units.fixed(k.predicted_speedup, 3, "×"),
@@ -120,7 +125,7 @@ def artifact_to_markdown(a: Artifact, ranks: reading.RankView | None = None) -> 
     out += _two_rankings(a, by_short, cut)
     if a.movement is not None:
         out += ["", "## Round-over-round movement", ""]
-        out += movement_lines(a.movement, a.round_history)
+        out += movement_lines(a.movement, a.round_history, cut)
     out += ["", "## Per-entry notes", ""]
     for (_, e), label in zip(listed, full, strict=True):
         out += _entry_notes(e, label)
