@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from roofline_tui.core.diff import Diff
     from roofline_tui.core.rounds.playbook import (
         AppendResult,
-        Calibration,
+        PriorCalibration,
         PriorsError,
         append_playbook,
         calibrate,
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 
 # the playbook and calibrated priors are loaded only when asked for: `roofline analyze` runs
 # without them (tests/cli/test_front_door.py checks it)
-_PLAYBOOK_NAMES = frozenset({"AppendResult", "Calibration", "PriorsError", "append_playbook",
+_PLAYBOOK_NAMES = frozenset({"AppendResult", "PriorCalibration", "PriorsError", "append_playbook",
                              "calibrate", "load_priors", "write_priors"})
 
 
@@ -89,7 +89,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AppendResult",
-    "Calibration",
+    "PriorCalibration",
     "Fingerprint",
     "Hardware",
     "KernelObs",

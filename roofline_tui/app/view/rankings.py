@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 
+from roofline_tui.app.view.step_rows import step_entry, step_key
 from roofline_tui.app.view.styles import (
     DIM,
     HEADROOM_STYLE,
@@ -111,22 +112,6 @@ def with_steps(artifact: Artifact, gain: list[Row]) -> list[Row]:
         elif id(x) in row_of:
             out.append(row_of[id(x)])
     return out
-
-
-def step_key(t: StepTarget) -> str:
-    return f"step:{t.kind}:{t.regime or '-'}"
-
-
-def step_entry(t: StepTarget) -> Entry:
-    """What a step row's cells read: its part of the step, its gain bound (the span shrinks by
-    its share if all of it goes: speedup 1 / (1 - share)) and its route."""
-    where = f"{t.regime} step" if t.regime else "step"
-    share = float(t.share_of_span)
-    route = {"route": "host_side"} if t.kind == "idle gaps" else {}  # (the others: overlap)
-    return Entry(name=f"{t.kind} ({where})", short_name=step_key(t), pct_gpu_time=0.0,
-                 expected_e2e_gain_pct=t.expected_e2e_gain_pct,
-                 attainable_speedup=1.0 / (1.0 - share) if 0.0 <= share < 1.0 else None,
-                 notes=t.line, **route)
 
 
 def matches_name(name: str, short_name: str, needle: str, label: str = "") -> bool:

@@ -56,7 +56,7 @@ TABLE_HEADER = (
 )
 
 
-class Calibration(BaseModel):
+class PriorCalibration(BaseModel):
     op_class: str
     prior_target_eff: float
     observations: int
@@ -108,7 +108,7 @@ def calibration_observations(pairs: list[PredictedVsActual]) -> list[PredictedVs
 
 
 def calibrate(pairs: list[PredictedVsActual], min_obs_to_lower: int = MIN_OBS_TO_LOWER
-              ) -> list[Calibration]:
+              ) -> list[PriorCalibration]:
     by_class: dict[str, list[PredictedVsActual]] = {}
     for p in calibration_observations(pairs):
         by_class.setdefault(prior_key(p) or "unknown", []).append(p)
@@ -127,7 +127,7 @@ def calibrate(pairs: list[PredictedVsActual], min_obs_to_lower: int = MIN_OBS_TO
         else:
             suggested, rule = prior, (f"{len(obs)} observation(s) below the prior: too few to "
                                       f"lower it (needs {min_obs_to_lower})")
-        out.append(Calibration(
+        out.append(PriorCalibration(
             op_class=op_class, prior_target_eff=prior, observations=len(obs), achieved=achieved,
             max_achieved=best, mean_achieved=round(sum(achieved) / len(achieved), 4),
             suggested_target_eff=round(min(1.0, suggested), 4), rule=rule,
@@ -135,7 +135,7 @@ def calibrate(pairs: list[PredictedVsActual], min_obs_to_lower: int = MIN_OBS_TO
     return out
 
 
-def priors_document(cal: list[Calibration], source: str) -> dict[str, Any]:
+def priors_document(cal: list[PriorCalibration], source: str) -> dict[str, Any]:
     return {
         "schema": PRIORS_SCHEMA,
         "source": source,
@@ -144,7 +144,7 @@ def priors_document(cal: list[Calibration], source: str) -> dict[str, Any]:
     }
 
 
-def write_priors(path: Path, cal: list[Calibration], source: str) -> Path:
+def write_priors(path: Path, cal: list[PriorCalibration], source: str) -> Path:
     """Write the calibrated priors to ``path`` atomically, under the file's write lock (two
     runs writing the same priors file never interleave)."""
     path = Path(path)
@@ -249,7 +249,7 @@ def playbook_row(p: PredictedVsActual) -> str:
     ]) + " |"
 
 
-def calibration_lines(cal: list[Calibration]) -> list[str]:
+def calibration_lines(cal: list[PriorCalibration]) -> list[str]:
     if not cal:
         return ["No calibration observations yet (no op class improved beyond the isolated "
                 "noise band with a known fraction of roof)."]
@@ -272,7 +272,7 @@ def _run_description(h: RoundHistory) -> str:
 
 
 def playbook_block(h: RoundHistory, pairs: list[PredictedVsActual],
-                   cal: list[Calibration]) -> str:
+                   cal: list[PriorCalibration]) -> str:
     desc = _run_description(h)
     lines = [
         f"## Roofline predicted vs actual — `{md_cell(h.profile_dir, limit=120)}`"
