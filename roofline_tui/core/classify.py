@@ -363,15 +363,15 @@ def _qkv_shaped(shapes: list[list[list[int]]] | None) -> bool:
 # The MoE stage a name states. Kept here with the other name rules (and not in
 # core.opmodels.moe, which re-exports it) so that an importer can ask it without loading the
 # op models.
-MOE_STAGE1_RE = re.compile(
+MOE_STAGE1_RE = lazy_compile(
     r"stage_?1(?![0-9])|gemm_?1(?![0-9])|gate_?up|g1u1|moe_?1(?![0-9])|\bw13\b|w1_?w3",
     re.IGNORECASE)
-MOE_STAGE2_RE = re.compile(
+MOE_STAGE2_RE = lazy_compile(
     r"stage_?2(?![0-9])|gemm_?2(?![0-9])|moe_?2(?![0-9])|down(?:_?proj)?(?![a-z])|\bw2\b",
     re.IGNORECASE)
 # aiter's one-stage assembly kernels (``fmoe_*_g1u1*``) run both GEMMs in one launch: there
 # ``g1u1`` names the weight layout, not a stage.
-_MOE_ONE_STAGE_RE = re.compile(r"(?:^|[^a-z])fmoe", re.IGNORECASE)
+_MOE_ONE_STAGE_RE = lazy_compile(r"(?:^|[^a-z])fmoe", re.IGNORECASE)
 
 
 def stage_in_name(name: str) -> tuple[Literal["stage1", "stage2"], str] | None:

@@ -27,8 +27,6 @@ The **cause** of a matched op's difference:
 * ``only in A`` / ``only in B``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Literal
 

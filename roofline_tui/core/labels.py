@@ -178,7 +178,7 @@ _NAME_SCAN = 2048  # characters of a full name compared (a megabyte-long name co
 _SNIPPET_MAX = 24
 _NAME_MAX = 200  # a display name longer than this is cut in the middle (the words added still tell)
 _MAX_PARTS = 3  # parting words a row shows at most (then ``#N`` tells the rest apart)
-_TOKEN = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
+_TOKEN = lazy_compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
 
 def _base(e: Entry) -> str:

@@ -19,8 +19,6 @@ not split. Nothing here can tell the two apart, so callers should say "from the 
 Pure: no I/O, no imports beyond the standard library, pydantic and the sanitiser.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace

@@ -30,8 +30,6 @@ Calibrated priors file (``roofline-priors-v1``, JSON or YAML), read by ``analyze
 A bare mapping ``{"moe": 0.92}`` is accepted too.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from pathlib import Path

@@ -3,8 +3,6 @@ it makes (the trace files, their sizes and hashes, the importer), and the ingest
 (``PROFILE/.ingest.json``: what it is importing now, what failed). Read here so the rounds
 listing and the dashboard can show them without reading the importers."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 
