@@ -6,6 +6,7 @@ their source (the AST), so a new module cannot quietly break them.
   ``re.compile`` is allowed only in the list below, each with its reason;
 * a pydantic ``Field`` default is ``empty_list``/``empty_dict`` (``core.empty``), never the bare
   ``list``/``dict`` builtins: one spelling, typed, that every model shares;
+* the collector is paused one way (``core.bulk.CollectorPause``);
 * a module that defines a pydantic model does not postpone its annotations
   (``from __future__ import annotations``): pydantic would then resolve every field's string
   annotation at class creation (an ``eval`` per field on every start)."""
@@ -101,3 +102,17 @@ def test_the_rules_see_what_they_forbid() -> None:
     assert _eager_lines(tree) == [4, 6]  # not the one inside the method
     assert _bare_factories(tree) == [7]
     assert _postponed_models(tree) == ["M"]
+
+
+def test_the_collector_is_paused_one_way() -> None:
+    """``core.bulk.CollectorPause`` (and its block form ``collector_paused``) is the only code
+    that switches the cyclic collector off and on: the CLI's start-up and the dashboard's first
+    frame use it, so none of them can leave it off or switch on a caller's disabled one."""
+    calls = {}
+    for path in _modules(""):
+        found = [n.lineno for n in ast.walk(_parse(path)) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and n.func.attr in ("disable", "enable")
+                 and isinstance(n.func.value, ast.Name) and n.func.value.id == "gc"]
+        if found:
+            calls[_rel(path)] = found
+    assert set(calls) == {"core/bulk.py"}, calls

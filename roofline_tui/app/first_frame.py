@@ -15,36 +15,36 @@ wait for the whole build too.
 
 from __future__ import annotations
 
-import gc
 from typing import TYPE_CHECKING
-from weakref import WeakSet
+from weakref import WeakKeyDictionary
 
 from textual.app import App
 from textual.widget import Widget
 
 from roofline_tui.app.widgets import round_stub
+from roofline_tui.core.bulk import CollectorPause
 
 if TYPE_CHECKING:
     from roofline_tui.app.app import RooflineApp
     from roofline_tui.app.widgets.filter_box import FilterBox
 
-_paused: WeakSet[App[None]] = WeakSet()  # Apps that paused the collector (to resume it)
-_started: WeakSet[App[None]] = WeakSet()  # Apps that paused it once already
+# each App's one pause of the collector (core.bulk.CollectorPause), from compose to the frame
+_pauses: WeakKeyDictionary[App[None], CollectorPause] = WeakKeyDictionary()
 
 
 def pause_collector(app: App[None]) -> None:
-    """Pause the collector until :func:`resume_collector` (once per App, and only if it runs)."""
-    if app not in _started and gc.isenabled():
-        _started.add(app)
-        _paused.add(app)
-        gc.disable()
+    """Pause the collector until :func:`resume_collector` (once per App; a collector already
+    off stays off)."""
+    if app not in _pauses:
+        _pauses[app] = pause = CollectorPause()
+        pause.pause()
 
 
 def resume_collector(app: App[None]) -> None:
-    """Switch the collector back on if ``app`` paused it (after the first frame, or on quit)."""
-    if app in _paused:
-        _paused.discard(app)
-        gc.enable()
+    """End ``app``'s pause (after the first frame, or on quit)."""
+    pause = _pauses.get(app)
+    if pause is not None:
+        pause.resume()
 
 
 async def build_rest(app: RooflineApp) -> None:

@@ -25,7 +25,6 @@ import argparse
 import atexit
 import contextlib
 import errno
-import gc
 import importlib
 import os
 import signal
@@ -36,6 +35,7 @@ from typing import NoReturn
 
 from roofline_tui.cli import output
 from roofline_tui.cli.args import check_paths, shown, usage_error
+from roofline_tui.core.bulk import CollectorPause
 
 # (a string: argparse's class is generic only to the type checker)
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -167,25 +167,28 @@ def _can_exit_fast() -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     program = _invoked_as_program(argv)
+    pause = CollectorPause()
     if program:  # start-up (parser, engine import) runs without collector passes: see _main
-        gc.disable()
+        pause.pause()
     output.install()
     terminal = False
     try:
         try:
-            code, terminal = _main(argv, program)
+            code, terminal = _main(argv, pause)
         except BrokenPipeError:  # a stream the output layer does not wrap
             code = 0
     finally:
         output.restore()
-        gc.enable()
+        pause.resume()
     if program and not terminal and _can_exit_fast():
         _fast_exit(code)
     return code
 
 
-def _main(argv: Sequence[str] | None, program: bool = False) -> tuple[int, bool]:
-    """``(exit status, whether the command owned the terminal)``."""
+def _main(argv: Sequence[str] | None, pause: CollectorPause | None = None) -> tuple[int, bool]:
+    """``(exit status, whether the command owned the terminal)``. ``pause``: the collector
+    pause of a program's start-up (ended before the command runs)."""
+    pause = pause if pause is not None else CollectorPause()
     words = list(sys.argv[1:] if argv is None else argv)
     # a command named first needs only its own parser (``roofline --help``, a misspelt
     # command or no command at all still get the whole table)
@@ -210,13 +213,12 @@ def _main(argv: Sequence[str] | None, program: bool = False) -> tuple[int, bool]
                 return usage_error(args.command, refused), terminal
         if terminal:  # Textual draws on the real streams and handles its own signals
             output.restore()
-            gc.enable()
+            pause.resume()
             return int(func(args) or 0), terminal
         saved = _install_signal_handlers()
-        if program:  # what start-up made lives until the end: no collector pass walks it
+        if pause.active:  # a program: what start-up made lives until the end, frozen
             _preload_engine(args.command)
-            gc.freeze()  # (an in-process caller's garbage is never frozen)
-        gc.enable()
+        pause.resume(freeze=True)  # (an in-process caller's garbage is never frozen)
         try:
             return int(func(args) or 0), terminal
         finally:

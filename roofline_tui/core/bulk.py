@@ -25,20 +25,49 @@ from typing import Any
 from roofline_tui.core.lazy_re import lazy_compile
 
 
+class CollectorPause:
+    """The one way the program pauses the cyclic collector (reference counting still frees
+    everything): :meth:`pause` once, :meth:`resume` once, both idempotent, so a pause may span
+    callbacks (the CLI's start-up, the dashboard's first frame) as well as a block
+    (:func:`collector_paused`). The collector is switched back on only if it was on when
+    paused: an in-process caller's own setting is left as it was."""
+
+    __slots__ = ("_was_enabled",)
+
+    def __init__(self) -> None:
+        self._was_enabled: bool | None = None  # None: not paused
+
+    @property
+    def active(self) -> bool:
+        return self._was_enabled is not None
+
+    def pause(self) -> None:
+        if self._was_enabled is None:
+            self._was_enabled = gc.isenabled()
+            gc.disable()
+
+    def resume(self, *, freeze: bool = False) -> None:
+        """End the pause. ``freeze``: what exists now lives as long as the program (modules,
+        classes, tables built by imports) and is moved out of every later pass
+        (``gc.freeze``)."""
+        if self._was_enabled is None:
+            return
+        was, self._was_enabled = self._was_enabled, None
+        if freeze:
+            gc.freeze()
+        if was:
+            gc.enable()
+
+
 @contextmanager
 def collector_paused(*, freeze: bool = False) -> Iterator[None]:
-    """Pause the cyclic collector for the block (reference counting still frees everything).
-    ``freeze``: what exists when the block ends lives as long as the program (modules, classes,
-    tables built by imports) and is moved out of every later collector pass (``gc.freeze``)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """A :class:`CollectorPause` for the block (``freeze``: see :meth:`CollectorPause.resume`)."""
+    pause = CollectorPause()
+    pause.pause()
     try:
         yield
     finally:
-        if freeze:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
+        pause.resume(freeze=freeze)
 
 
 # --------------------------------------------------------------------------- streamed arrays
