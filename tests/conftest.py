@@ -10,6 +10,19 @@ import pytest
 from tests.paths import DEMO, WORKED_EXAMPLE
 
 
+@pytest.fixture(scope="session")
+def _empty_hf_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("empty-hf-cache")
+
+
+@pytest.fixture(autouse=True)
+def _no_local_hf_cache(_empty_hf_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test (and the commands it runs) sees an empty Hugging Face cache unless it sets
+    its own: an import without --model looks the model up in the local cache, and what this
+    machine happens to hold must not decide a test."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(_empty_hf_cache))
+
+
 @pytest.fixture
 def worked_example(tmp_path: Path) -> Path:
     """The spec §9 worked example (EVAL_DIR layout); returns the round_0 directory."""

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline_tui.cli.args import (
     add_path,
@@ -23,6 +23,9 @@ from roofline_tui.cli.args import (
     shown,
     usage_error,
 )
+
+if TYPE_CHECKING:
+    from roofline_tui.importers.finish import ConfigChoice
 
 # importers.common.DEFAULT_TOP; building the parser does not import the importers (the tests
 # check that the two agree)
@@ -47,7 +50,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         model.add_argument("--model", metavar="ORG/NAME", default=None,
                            help="the served model's Hugging Face repo id: its config.json is "
                                 "taken from the local Hugging Face cache (offline) and copied "
-                                "into ROUND_DIR")
+                                "into ROUND_DIR. Without this and --model-config the model is "
+                                "looked up in that cache from what the trace records (a field "
+                                "naming it; its nn.Module classes narrowed by the GEMM weight "
+                                "dims): copied only when exactly one cached config agrees")
         p.add_argument("--top", type=positive_int, default=None,
                        help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
         p.add_argument("--force", action="store_true",
@@ -160,7 +166,8 @@ def _top(args: argparse.Namespace) -> int:
 
 def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
             notes: list[str] | None = None, workload: dict[str, int] | None = None,
-            *, force: bool = False, args: argparse.Namespace | None = None) -> int:
+            *, force: bool = False, args: argparse.Namespace | None = None,
+            traces: list[Path] | None = None, captures: list[Path] | None = None) -> int:
     """Write the round (and its env_report.json) and print what the importer says about it
     (its lines are already sanitised).
 
@@ -171,7 +178,11 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
     replaced Top-N is saved *before* the new one is written, under a name no earlier save has
     (``profile_topN.json.prev``, then ``.prev.1``, ``.prev.2``, …: every baseline is kept), in
     full and fsynced; a save that fails ends the import (exit 1) with nothing written, so a
-    full disk or a kill at any moment leaves the old Top-N in place or in its copy."""
+    full disk or a kill at any moment leaves the old Top-N in place or in its copy.
+
+    Without ``--model``/``--model-config`` (and no config in the round yet) the model is
+    looked up from what the trace records (``importers.model_search``: the Top-N, the headers
+    of ``traces``, the module names of ``captures``; the local Hugging Face cache, offline)."""
     from roofline_tui.core.store import (
         MAX_READ_BYTES,
         ReadProblem,
@@ -205,6 +216,9 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
             return failure("import", f"{shown(topn)}: {shown(why)}: cannot keep a copy "
                            "of it; nothing written")
     summary(doc, topn)  # what is printed after the write is known to be printable first
+    missing: str | None = None
+    if config is None and args is not None:
+        config, missing = looked_up(doc, Path(out), traces or [], captures or [])
     kept: Path | None = None
     if previous is not None:  # saved first: nothing is replaced before its copy is safe
         try:
@@ -215,7 +229,7 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
                            "Top-N is unchanged")
     try:
         done = finish_import(doc, out, tool=tool, device=device, notes=notes,
-                             workload=workload, config=config)
+                             workload=workload, config=config, config_missing=missing)
     except ImportProblem as exc:
         if kept is not None:  # the old Top-N is still in place: its copy is not needed
             with contextlib.suppress(OSError):
@@ -228,6 +242,48 @@ def _finish(doc: dict[str, Any], out: Path, tool: str, device: Any,
     if kept is not None:
         print(f"kept the replaced Top-N as {shown(kept)}")
     return 0
+
+
+def looked_up(doc: dict[str, Any], out: Path, traces: list[Path], captures: list[Path]
+              ) -> tuple[ConfigChoice | None, str | None]:
+    """``(ConfigChoice, None)`` when the model is found from what the trace records,
+    ``(None, why not)`` when it is not, ``(None, None)`` when a config is already where
+    ``analyze`` finds it (in the round, or beside an env_report.json above it): nothing is
+    looked up then."""
+    from roofline_tui.core.layout import CONFIG_NAME
+    from roofline_tui.importers.device import find_existing_env
+    from roofline_tui.importers.model_search import look_up
+
+    env = find_existing_env(out)
+    for target in (out / CONFIG_NAME, *((env.parent / CONFIG_NAME,) if env else ())):
+        if target.exists() or target.is_symlink():
+            return None, None
+    try:
+        found = look_up(doc, traces=traces, captures=captures)
+    except Exception as exc:  # noqa: BLE001 - the look-up never costs the import
+        return None, f"the look-up failed ({type(exc).__name__})"
+    return found.choice, (None if found.choice is not None else found.reason)
+
+
+def evidence_files(args: argparse.Namespace, captures: list[Path] | None
+                   ) -> tuple[list[Path], list[Path]]:
+    """The trace files of ``import torch`` and the graph-capture traces of the same run (those
+    given, else those found beside the traces), for the model look-up."""
+    from roofline_tui.importers.capture import discover_captures
+    from roofline_tui.importers.common import ImportProblem
+    from roofline_tui.importers.ranks import rank_traces
+
+    try:
+        traces = rank_traces(args.trace, [])
+    except (ImportProblem, OSError):
+        traces = [p for p in args.trace if p.is_file()]
+    if captures:
+        return traces, list(captures)
+    found: list[Path] = []
+    if not args.no_capture_discovery:
+        for trace in traces[:4]:
+            found.extend(p for p in discover_captures(trace) if p not in found)
+    return traces, found
 
 
 def _capture_sizes(text: str) -> list[int]:
@@ -305,8 +361,10 @@ def run_torch(args: argparse.Namespace) -> int:
         if len(result.device.devices) > 1:
             print(shown(result.device.message))
         workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
+        traces, found = evidence_files(args, captures)
         return _finish(result.doc, args.out, "torch", result.device_info, result.notes,
-                       workload=workload, force=args.force, args=args)
+                       workload=workload, force=args.force, args=args, traces=traces,
+                       captures=found)
     except ImportProblem as exc:
         return failure("import", shown(exc, limit=500))
     except MemoryError:

@@ -197,6 +197,17 @@ def _catch_terminate() -> list[tuple[int, Any]]:
     return saved
 
 
+def _captures_beside(traces: list[Path]) -> list[Path]:
+    """The graph-capture traces the frameworks write beside ``traces`` (what the torch import
+    joined), for the model look-up."""
+    from roofline_tui.importers.capture import discover_captures
+
+    found: list[Path] = []
+    for trace in traces[:4]:
+        found.extend(p for p in discover_captures(trace) if p not in found)
+    return found
+
+
 class _Job:
     def __init__(self, args: argparse.Namespace, profile: Path, trace_dir: Path, state: State,
                  sources: RoundSources, options: AnalyzeOptions) -> None:
@@ -211,6 +222,7 @@ class _Job:
         self.tracker: Tracker = Tracker(trace_dir, state, settle=args.settle,
                                         timeout=args.timeout)
         self.failed = 0
+        self.said_no_model = False
         self._changes: Iterator[object] | None = None
 
     def loop(self) -> int:
@@ -341,8 +353,20 @@ class _Job:
             tool = "torch"
             if args.verbose and ranked.message:
                 _note(shown(ranked.message))
+        config = getattr(args, "config_choice", None)
+        missing: str | None = None
+        if config is None:  # nothing named: the model is looked up from what the trace records
+            from roofline_tui.cli.imports import looked_up
+
+            traces = list(session.files) if tool == "torch" else []
+            config, missing = looked_up(doc, out, traces, _captures_beside(traces))
         done = finish_import(doc, out, tool=tool, device=device, notes=notes, workload=workload,
-                             config=getattr(args, "config_choice", None))
+                             config=config, config_missing=missing)
+        if missing and not args.verbose and not self.said_no_model:
+            self.said_no_model = True  # (once: every round of a run has the same model)
+            _note(f"no model config.json for the rounds: looked up from the trace: "
+                  f"{shown(missing, limit=600)}; give --model ORG/NAME (from the local Hugging "
+                  "Face cache) or --model-config FILE")
         if args.verbose:
             for line in [*done.stdout, *done.stderr]:
                 _note(line)

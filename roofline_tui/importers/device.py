@@ -200,8 +200,10 @@ def write_env_report(out_dir: Path, info: DeviceInfo | None, tool: str,
     return path, f"wrote {printable(path)}: {info.label()}"
 
 
-def next_steps(out_dir: Path, env_path: Path | None) -> list[str]:
-    """What to run next, and what analyze will miss (the model's config.json)."""
+def next_steps(out_dir: Path, env_path: Path | None, *,
+               config_missing: str | None = None) -> list[str]:
+    """What to run next, and what analyze will miss (the model's config.json);
+    ``config_missing`` says why the look-up from the trace found none."""
     env = env_path or find_existing_env(out_dir)
     # without an env_report the device is unknown to analyze: the command says so itself
     device = "" if env is not None else " --device NAME"
@@ -213,7 +215,10 @@ def next_steps(out_dir: Path, env_path: Path | None) -> list[str]:
         places = " or ".join(printable(p) for p in dict.fromkeys(where))
         lines.append("note: no model config.json found: analyze needs one for kernels without "
                      f"recorded shapes (MoE, attention); it looks for {places} (or the "
-                     "directory env_report.json's `model` names); import again with "
+                     "directory env_report.json's `model` names); "
+                     + (f"looked up from the trace: {printable(config_missing, limit=600)}; "
+                        if config_missing else "")
+                     + "import again with "
                      "--model ORG/NAME (from the local Hugging Face cache) or --model-config "
                      "FILE to copy it into the round, or give analyze --model-config FILE")
     return lines

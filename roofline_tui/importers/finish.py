@@ -35,12 +35,15 @@ def summary(doc: dict[str, Any], path: Path) -> str:
 
 @dataclass(frozen=True)
 class ConfigChoice:
-    """The model config.json the user named for the round (``--model-config`` or ``--model``),
-    already read and found to describe a model, and how it was found."""
+    """The model config.json for the round, already read and found to describe a model, and
+    how it was found: named by the user (``--model-config`` or ``--model``), or looked up from
+    what the trace records (``importers.model_search``, whose ``evidence`` lines go into
+    ``config.source.json``)."""
 
     path: Path
     how: str
     data: bytes
+    evidence: tuple[str, ...] = ()
 
 
 def choose_model_config(config_file: Path | None, model: str | None) -> ConfigChoice | None:
@@ -89,8 +92,11 @@ def copy_model_config(out_dir: Path, choice: ConfigChoice) -> str:
                 "remove it to use that one)")
     if not write_new_file(target, choice.data):
         return f"kept the existing {printable(target)} (it appeared meanwhile)"
-    source = {"copied_from": str(choice.path), "how": choice.how,
-              "sha256": hashlib.sha256(choice.data).hexdigest(), "bytes": len(choice.data)}
+    source: dict[str, object] = {
+        "copied_from": str(choice.path), "how": choice.how,
+        "sha256": hashlib.sha256(choice.data).hexdigest(), "bytes": len(choice.data)}
+    if choice.evidence:
+        source["evidence"] = list(choice.evidence)
     text = json.dumps(source, indent=2, ensure_ascii=False) + "\n"
     write_new_file(Path(out_dir) / CONFIG_SOURCE_NAME, text.encode("utf-8"))
     return f"copied the model config into {printable(target)} ({choice.how})"
@@ -99,10 +105,12 @@ def copy_model_config(out_dir: Path, choice: ConfigChoice) -> str:
 def finish_import(doc: dict[str, Any], out_dir: Path, *, tool: str,
                   device: DeviceInfo | None, notes: list[str] | None = None,
                   workload: dict[str, int] | None = None,
-                  config: ConfigChoice | None = None) -> Finished:
+                  config: ConfigChoice | None = None,
+                  config_missing: str | None = None) -> Finished:
     """Write ``profile_topN.json`` (+ ``.md``), then ``env_report.json`` when the round has
     none, and the chosen model config; raises :class:`ImportProblem` when the Top-N cannot be
-    written."""
+    written. ``config_missing``: why the model's config was not found from the trace (said in
+    the note when the round ends up without one)."""
     path = write_round(doc, out_dir)
     done = Finished(topn_path=path, env_path=None)
     if config is not None:
@@ -120,5 +128,5 @@ def finish_import(doc: dict[str, Any], out_dir: Path, *, tool: str,
         env_path, line = None, f"env_report.json not written ({exc.strerror or exc})"
     done.env_path = env_path
     done.stdout.append(line)
-    done.stdout.extend(next_steps(Path(out_dir), env_path))
+    done.stdout.extend(next_steps(Path(out_dir), env_path, config_missing=config_missing))
     return done
