@@ -21,6 +21,13 @@ import command's start, its connection to the scheduler, the workers' reads of t
 (from the paths given) and the merge; the cluster's own start-up is not in it. Measured only
 where ``dask.distributed`` is installed (``pip install 'roofline_tui[dask]'``) and the tree
 has ``--dask``.
+
+A sixth (issue 38 item 1): the peak PSS of the whole process tree of the default-``--jobs``
+import of the four ranks (``bench/tree_pss.py`` sums ``/proc/<pid>/smaps_rollup`` over the
+command and its workers every 5 ms) over the same of a one-trace import; goal: the workers'
+number × 1.2. A seventh (issue 38 item 4): ``roofline dash --traces`` with its ingest running,
+the trace gzipped and renamed into the watched directory, until its round's rankings are
+painted (``probes.py ingest``), over ``roofline import torch`` of the same ``.json.gz``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,12 @@ import time
 from pathlib import Path
 
 from harness import BENCH, PYTHON, Context, Figure, Probe, Tree, child_env
+
+RANKS = 4
+# the workers `--jobs` starts by default: the CPUs this process may use, at most one per rank
+JOBS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else (os.cpu_count() or 1), RANKS))
+TREE_PSS = str(BENCH / "tree_pss.py")
 
 FIGURES = [
     Figure("import_time", "`roofline import torch`, 120k kernels, time", "`json.load` of the file",
@@ -55,13 +68,18 @@ FIGURES = [
     Figure("import_ranks_dask", "`roofline import torch`, 4 ranks, `--dask`, 2-worker "
            "cluster (its start-up not timed), time", "the same with `--jobs 2`", 1.5,
            "{tree}:import_ranks_dask", "{tree}:import_ranks_jobs2"),
+    # issue 38 item 1: the whole process tree's memory (PSS: pages shared with the parent
+    # counted once) while the workers read the ranks, over one rank's import; goal: jobs × 1.2
+    Figure("import_ranks_pss", f"`roofline import torch`, {RANKS} ranks, workers (default "
+           f"--jobs: {JOBS} here), peak PSS of the process tree", "the import of one rank (its "
+           "PSS)", 1.2 * JOBS, "{tree}:import_ranks_pss", "{tree}:import_one_pss",
+           unit="KiB"),
     # issue 38 item 4: a complete trace renamed into the directory `dash --traces` watches,
     # until its round's rankings are painted, over the CLI import of the same file
     Figure("ingest_to_screen", "`roofline dash --traces`, the trace as `.json.gz` renamed "
            "into DIR → its round painted", "`roofline import torch` of the same file", 1.3,
            "{tree}:ingest_paint", "{tree}:import_gz"),
 ]
-RANKS = 4
 DASK_WORKERS = 2
 
 PROBES = str(BENCH / "probes.py")
@@ -123,6 +141,17 @@ def add_probes(ctx: Context) -> None:
                  str(RANKS - 1), "--out", str(ctx.work / tree.label / "ranks_round"), *force,
                  *serial], tree, n=n))
             if serial:
+                ctx.probes.append(Probe(
+                    f"{tree.label}:import_one_pss",
+                    [PYTHON, TREE_PSS, PYTHON, "-m", "roofline_tui", "import", "torch",
+                     str(trace), "--out", str(ctx.work / tree.label / "pss_one_round"),
+                     *force], tree, reads="p50", n=n))
+                ctx.probes.append(Probe(
+                    f"{tree.label}:import_ranks_pss",
+                    [PYTHON, TREE_PSS, PYTHON, "-m", "roofline_tui", "import", "torch",
+                     str(ranks), "--rank", str(RANKS - 1), "--out",
+                     str(ctx.work / tree.label / "pss_ranks_round"), *force], tree,
+                    reads="p50", n=n))
                 ctx.probes.append(Probe(
                     f"{tree.label}:import_ranks_jobs",
                     [PYTHON, "-m", "roofline_tui", "import", "torch", str(ranks), "--rank",
