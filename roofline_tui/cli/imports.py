@@ -374,7 +374,7 @@ def run_torch(args: argparse.Namespace) -> int:
 def run_rocprof(args: argparse.Namespace) -> int:
     # the table importers: only for this command
     from roofline_tui.importers.common import ImportProblem
-    from roofline_tui.importers.tables import import_rocprofv3
+    from roofline_tui.importers.rocprof import import_rocprofv3
 
     try:
         result = import_rocprofv3(args.files, top=_top(args), device_index=args.device_index)
@@ -389,7 +389,7 @@ def run_rocprof(args: argparse.Namespace) -> int:
 def run_nsys(args: argparse.Namespace) -> int:
     # the table importers: only for this command
     from roofline_tui.importers.common import ImportProblem
-    from roofline_tui.importers.tables import import_nsys
+    from roofline_tui.importers.nsys import import_nsys
 
     try:
         result = import_nsys(args.csv, top=_top(args), device_index=args.device_index)

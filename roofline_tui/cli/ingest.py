@@ -329,7 +329,7 @@ class _Job:
         args = self.args
         workload = {k: v for k in ("isl", "osl", "conc") if (v := getattr(args, k)) is not None}
         if session.kind == "rocprofv3":
-            from roofline_tui.importers.tables import import_rocprofv3
+            from roofline_tui.importers.rocprof import import_rocprofv3
 
             main_file = session.files[0]
             rocprof = import_rocprofv3([main_file, *ingest.rocprof_companions(main_file)],
@@ -337,7 +337,7 @@ class _Job:
             doc, device, notes = rocprof.doc, rocprof.device_info, None
             tool = "rocprofv3"
         elif session.kind == "nsys":
-            from roofline_tui.importers.tables import import_nsys
+            from roofline_tui.importers.nsys import import_nsys
 
             nsys = import_nsys(session.files[0], **({"top": args.top} if args.top else {}))
             doc, device, notes = nsys.doc, nsys.device_info, None

@@ -17,6 +17,7 @@ from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import short_name_of as short_name
 from roofline_tui.core.store import atomic_write_pair, strict_json_dumps
 from roofline_tui.core.textsafe import md_cell, printable
+from roofline_tui.importers.instances import InstanceAgg as InstanceAgg  # its home; re-exported
 from roofline_tui.importers.instances import entry_extension
 
 TOPN_JSON = "profile_topN.json"
@@ -171,29 +172,6 @@ class PhaseAgg:
     count: int = 0
     total_us: float = 0.0
     m_hist: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass
-class InstanceAgg:
-    """One instance of a kernel: the launches made by one launching op with one signature
-    (per-position dims and types) and one launch geometry, found one way (``source``)."""
-
-    op: str | None
-    dims: tuple[Any, ...]
-    types: tuple[str, ...]
-    grid: tuple[int, ...] | None
-    block: tuple[int, ...] | None
-    source: str | None  # "launch" | "external_id" | "capture" | None (no launching op)
-    module: str | None  # the nn.Module path around the launch, when recorded
-    calls: int
-    total_us: float
-    by_phase: dict[str, tuple[int, float]] = field(default_factory=dict)
-    # other kernels the same launching-op calls launched: name -> launches of this instance
-    # whose op call also launched it (a split-K main kernel and its reduce: one logical op)
-    with_kernels: dict[str, int] = field(default_factory=dict)
-    # per position, the value the op's Concrete Inputs record there (attention ops only: see
-    # importers.torch_trace._VALUE_OPS), None where none is; () for every other op
-    values: tuple[Any, ...] = ()
 
 
 @dataclass

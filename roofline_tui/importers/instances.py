@@ -14,15 +14,36 @@ instances, calls and microseconds it holds. Nothing is dropped silently.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from roofline_tui.core.operands import roles_of
 
-if TYPE_CHECKING:
-    from roofline_tui.importers.common import InstanceAgg
-
 MAX_INSTANCES = 32
 COVER = 0.99  # share of an entry's time the kept instances cover (at least)
+
+
+@dataclass
+class InstanceAgg:
+    """One instance of a kernel: the launches made by one launching op with one signature
+    (per-position dims and types) and one launch geometry, found one way (``source``)."""
+
+    op: str | None
+    dims: tuple[Any, ...]
+    types: tuple[str, ...]
+    grid: tuple[int, ...] | None
+    block: tuple[int, ...] | None
+    source: str | None  # "launch" | "external_id" | "capture" | None (no launching op)
+    module: str | None  # the nn.Module path around the launch, when recorded
+    calls: int
+    total_us: float
+    by_phase: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # other kernels the same launching-op calls launched: name -> launches of this instance
+    # whose op call also launched it (a split-K main kernel and its reduce: one logical op)
+    with_kernels: dict[str, int] = field(default_factory=dict)
+    # per position, the value the op's Concrete Inputs record there (attention ops only: see
+    # importers.torch_trace._VALUE_OPS), None where none is; () for every other op
+    values: tuple[Any, ...] = ()
 
 
 def _r(value: float, nd: int = 3) -> float:

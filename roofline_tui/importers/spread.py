@@ -1,7 +1,7 @@
 """One kernel's spread across the ranks of a run, or across the GPUs of one export.
 
 Several rank traces (``importers.ranks``) and an export that holds several GPUs (an nsys
-SQLite export, an nsys ``cuda_gpu_trace`` CSV: ``importers.nsys_sqlite``, ``importers.tables``)
+SQLite export, an nsys ``cuda_gpu_trace`` CSV: ``importers.nsys.sqlite``, ``importers.nsys.gpu_trace``)
 give one Top-N — of the rank or device named, else the slowest (most GPU time) — plus, per
 entry, the kernel's mean time per launch on each rank or device that ran it: min / median /
 max and the slowest, so a straggler shows. Only per-kernel sums are kept per rank or device

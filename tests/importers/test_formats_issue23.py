@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.importers.common import ImportProblem
-from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.nsys import import_nsys
+from roofline_tui.importers.rocprof import import_rocprofv3
 from tests.paths import FIXTURES
 
 from .conftest import REAL, need, run_cli

@@ -23,7 +23,8 @@ from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.rounds.analysis import analyze_round, write_artifact
 from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
-from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.nsys import import_nsys
+from roofline_tui.importers.rocprof import import_rocprofv3
 from roofline_tui.importers.torch_trace import import_torch
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from roofline_tui.importers.common import ImportProblem
-from roofline_tui.importers.tables import import_nsys
+from roofline_tui.importers.nsys import import_nsys
 
 _KERNELS = """\
  Time (%)  Total Time (ns)  Instances  Avg (ns)  Med (ns)  Min (ns)  Max (ns)  StdDev (ns)  Name

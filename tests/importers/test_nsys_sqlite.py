@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from roofline_tui.importers.common import ImportProblem
-from roofline_tui.importers.tables import import_nsys
+from roofline_tui.importers.nsys import import_nsys
 
 from .conftest import REAL, REPO, need, run_cli
 
@@ -427,7 +427,7 @@ def test_the_time_budget_counts_sqlite_s_own_work_only(
     """3,000 launches × ≥ 0.2 ms of our own (slowed) work = ≥ 0.6 s, against a budget of
     0.3 s: SQLite's own work on these rows is a few ms, so the import passes however slow our
     side or the machine is (it failed when the budget was a wall clock from the open)."""
-    from roofline_tui.importers import nsys_sqlite
+    from roofline_tui.importers.nsys import sqlite as nsys_sqlite
 
     db = make_stepped_export(tmp_path / "steps.sqlite")
     monkeypatch.setattr(nsys_sqlite, "SQLITE_TIME_BUDGET_S", 0.3)
@@ -463,7 +463,7 @@ def test_a_runaway_view_is_stopped_and_says_where(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel "table" that is a view never ending: stopped once SQLite itself has spent
     0.2 s of CPU on it, naming the budget and the read it stopped."""
-    from roofline_tui.importers import nsys_sqlite
+    from roofline_tui.importers.nsys import sqlite as nsys_sqlite
 
     db = tmp_path / "bomb.sqlite"
     con = sqlite3.connect(db)

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline_tui.importers.common import ImportProblem
-from roofline_tui.importers.tables import import_nsys, import_rocprofv3
+from roofline_tui.importers.nsys import import_nsys
+from roofline_tui.importers.rocprof import import_rocprofv3
 from roofline_tui.importers.torch_trace import import_torch
 
 SETTINGS = settings(max_examples=150, deadline=None,

@@ -17,7 +17,8 @@ import pytest
 
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.finish import finish_import
-from roofline_tui.importers.tables import import_nsys, import_rocprofv3, rocpd_uri
+from roofline_tui.importers.nsys import import_nsys
+from roofline_tui.importers.rocprof import import_rocprofv3, rocpd_uri
 from roofline_tui.importers.torch_trace import TorchOptions, import_torch, parse_step
 from tests.paths import REAL_FORMATS, REPO_ROOT, WILD_FIXTURES
 
@@ -405,8 +406,8 @@ def test_rocpd_runaway_view_is_stopped_by_the_budget(tmp_path: Path, monkeypatch
                 "CREATE VIEW kernels AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 "
                 "FROM c) SELECT 'k' AS name, x AS start, x+1 AS \"end\", 0 AS agent_abs_index "
                 "FROM c WHERE x < 0")
-    import roofline_tui.importers.tables as tables
-    monkeypatch.setattr(tables, "ROCPD_TIME_BUDGET_S", 1.0)
+    import roofline_tui.importers.rocprof as rocprof
+    monkeypatch.setattr(rocprof, "ROCPD_TIME_BUDGET_S", 1.0)
     with pytest.raises(ImportProblem, match="time budget"):
         import_rocprofv3([db])
 
