@@ -166,7 +166,7 @@ class TraceEventStream:
         while cut > start and tries:
             m = _WS.match(buf, cut + 1)
             after = m.end() if m else cut + 1
-            if after < len(buf) and buf[after] == ",":
+            if after < len(buf) and buf[after] == "," and _object_next(buf, after + 1):
                 break
             cut = buf.rfind("}", start, cut)
             tries -= 1
@@ -174,27 +174,33 @@ class TraceEventStream:
             self._no_batch_before = self._base + min(len(buf), start + self._batch_chars)
             return None
         text = f"[{buf[start:cut + 1]}]"
+        items = self._decode_batch(text)
+        if items is None:
+            self._no_batch_before = self._base + cut + 1
+            return None
+        self._pos = cut + 1
+        return items
+
+    def _decode_batch(self, text: str) -> list[Any] | None:
+        """The items of a batch (``text``: a JSON array), or None when it is not read whole
+        here. Without a run of 19 digits, by orjson: it refuses whatever the json module would
+        refuse here (NaN, control characters, a cut inside a value) and also a few things it
+        accepts (an infinite number, a lone surrogate): each then goes to the item-by-item
+        path. With one, by the json module (exact integers)."""
         zeroed = text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_0)
         items: Any
         if _ORJSON_MAX_DIGITS not in zeroed:
-            # orjson refuses whatever the json module would refuse here (NaN, control
-            # characters, a cut inside a value) and also a few things it accepts (an
-            # infinite number, a lone surrogate): each goes to the item-by-item path
             try:
                 items, end = orjson.loads(text), len(text)
             except (orjson.JSONDecodeError, RecursionError):
-                items, end = None, -1
+                return None
         else:
             decoder = self._decoder if _LONG_DIGITS in zeroed else self._fast
             try:
                 items, end = decoder.raw_decode(text)
             except (ValueError, RecursionError):
-                items, end = None, -1
-        if end != len(text) or not isinstance(items, list):
-            self._no_batch_before = self._base + cut + 1
-            return None
-        self._pos = cut + 1
-        return items
+                return None
+        return items if end == len(text) and isinstance(items, list) else None
 
     what = "chrome trace"
 
@@ -289,6 +295,22 @@ class TraceEventStream:
     def _trailing(self) -> None:
         if self._peek():
             raise self._problem("unexpected text after the end of the JSON document")
+
+
+def _object_next(buf: str, at: int) -> bool:
+    """Whether the text at ``at`` starts an object's first key (or the object is empty), as an
+    event does, or the buffer ends first. A ``},`` inside a string (C++ names write lambdas:
+    ``<{lambda(int)#1}, {lambda()#2}>``) is seldom followed by one, and a cut there, which never
+    decodes, would have its items read one by one."""
+    m = _WS.match(buf, at)
+    at = m.end() if m else at
+    if at >= len(buf):
+        return True
+    if buf[at] != "{":
+        return False
+    m = _WS.match(buf, at + 1)
+    at = m.end() if m else at + 1
+    return at >= len(buf) or buf[at] in '"}'
 
 
 def _reason(exc: BaseException) -> str:

@@ -44,18 +44,20 @@ import io
 import json
 import math
 import re
+import struct
 import sys
 import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice, pairwise, repeat, starmap
+from itertools import chain, compress, islice, pairwise, repeat, starmap
 from operator import gt as _gt
 from operator import lt as _lt
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
+import msgspec
 import orjson
 
 from roofline_tui.core import units
@@ -81,7 +83,14 @@ from roofline_tui.importers.common import (
     build_topn,
 )
 from roofline_tui.importers.device import DeviceInfo, from_kineto
-from roofline_tui.importers.jsonstream import READ_CHUNK, TraceEventStream
+from roofline_tui.importers.jsonstream import READ_CHUNK
+from roofline_tui.importers.kineto_events import (
+    ID_LIMIT,
+    Args,
+    Event,
+    TypedEventStream,
+    event_dict,
+)
 from roofline_tui.importers.replay import ReplayJoin, join_replays
 from roofline_tui.importers import step_time
 from roofline_tui.importers.step_window import StepRequest, StepWindowError, Window, kept_steps
@@ -201,7 +210,7 @@ def _num(v: Any) -> float | None:
     return number(v, text=False)
 
 
-_ID_LIMIT = 1 << 62  # ids must fit the typed arrays
+_ID_LIMIT = ID_LIMIT  # ids must fit the typed arrays (1 << 62)
 # Arrays of positions and interned ids (below a count of events, or -1) take 4 bytes an item
 # when the count leaves room (half the range: a graph-capture join adds ids later), else 8.
 _SMALL_INDEX = "i" if array("i").itemsize >= 4 else "l"
@@ -431,6 +440,8 @@ _GPU, _LAUNCH, _CPU_OP, _STEP, _MODULE, _FLOW, _OTHER = range(7)  # _FLOW and _O
 _NO_ARGS: dict[str, Any] = {}
 _FAST_MAX = MAX_ABS  # what the coercer takes as a number (core.coerce.number)
 _MISS = object()
+_UNSET: Any = msgspec.UNSET
+_pack = struct.pack
 _CACHE_ITEMS = 4096
 _SIG_CACHE_CHARS = 1 << 22  # characters of raw cpu_op signatures kept as cache keys, in all
 _CACHE_KEY_CHARS = 2048  # a longer raw signature is cleaned every time, not cached
@@ -458,11 +469,13 @@ _Pending = tuple[tuple[list[Any], tuple[tuple["array[Any]", list[Any]], ...]], .
 
 
 def _flush(pending: _Pending) -> None:
-    """Move the rows gathered in lists into their arrays, in order."""
+    """Move the rows gathered in lists into their arrays, in order. (Packed by ``struct``,
+    whose converters are several times cheaper per value than ``array.fromlist``'s; every
+    value gathered is an int or float of its array's type, checked where it was taken.)"""
     for first, pairs in pending:
         if first:
             for arr, values in pairs:
-                arr.fromlist(values)
+                arr.frombytes(_pack(f"{len(values)}{arr.typecode}", *values))
                 values.clear()
 
 
@@ -732,10 +745,15 @@ class _Collector:
                             g_ts.append(ts)
                             g_dur.append(dur)
                             continue
-                        # a cpu_op: inline only when its name states no MoE stage (cached), and its
-                        # signature's raw form is cached (see _signature)
+                        # a cpu_op: inline only when its name states no MoE stage (cached: 0, or
+                        # -1 for an op whose recorded values are kept), and its signature's raw
+                        # form is cached (see _signature)
                         op = ev["name"]
-                        if op.__class__ is not str or stages[op] != 0:
+                        if op.__class__ is not str:
+                            rest(ev, low, kind)
+                            continue
+                        stage = stages[op]
+                        if stage > 0:
                             rest(ev, low, kind)
                             continue
                         raw_dims = args.get("Input Dims")
@@ -753,7 +771,9 @@ class _Collector:
                             rest(ev, low, kind)
                             continue
                         try:
-                            raw_key = dumps((op, raw_dims, args.get("Input type")))
+                            values = args.get("Concrete Inputs") if stage else None
+                            raw_key = dumps((op, raw_dims, args.get("Input type")) if values is None
+                                            else (op, raw_dims, args.get("Input type"), values))
                         except Exception:  # noqa: BLE001 - _signature decides what such a value is
                             rest(ev, low, kind)
                             continue
@@ -791,6 +811,22 @@ class _Collector:
             self.launch_calls += launches
             self.graph_launches += graphs
             self.cpu_ops += cpu_ops
+
+    def add_typed_batches(self, batches: Iterable[list[Any]]) -> None:
+        """The batches of a :class:`TypedEventStream`, in order: a batch of :class:`Event`
+        records (the keys the collector reads, decoded by msgspec) is read by the typed loop
+        (:class:`_TypedLoop`), any other by :meth:`add_batches`; either leaves the state that
+        :meth:`add` leaves, one event at a time."""
+        loop = _TypedLoop(self)
+        try:
+            for batch in batches:
+                if batch and batch[0].__class__ is Event:
+                    loop.run(batch)
+                else:
+                    loop.flush()
+                    self.add_batches((batch,))
+        finally:
+            loop.close()
 
     def _add(self, ev: Any) -> None:
         """One event (already counted in ``events``)."""
@@ -1094,6 +1130,246 @@ class _Collector:
                 f"events, {'with' if has_props else 'no'} deviceProperties")
 
 
+# ---------------------------------------------------------------------------------------------
+# the typed loop: batches of msgspec-decoded events (importers.kineto_events)
+# ---------------------------------------------------------------------------------------------
+#
+# What _Collector.add_batches does inline for a dict, each handler below does for an Event: it
+# takes the event (True) or leaves it untouched (False), and the loop then hands the event, as
+# the dict it was (event_dict), to _Collector._add_kind, after moving the rows gathered so far
+# into the arrays, as add_batches does. The rows taken are gathered in lists ("pending") and
+# moved into the arrays once enough are gathered, and before any event goes to the general
+# path. Each check is the one add_batches makes, in the same order; an absent key reads as
+# UNSET (top level) or None (args), which fails the same checks a KeyError sends there.
+
+_PENDING_ROWS = 1024  # rows gathered in lists before they move into the arrays
+_TypedHandler = Callable[[Event], bool]
+
+
+def _gpu_handler(col: _Collector) -> tuple[_TypedHandler, _Pending]:
+    """A kernel/memcpy/memset event as a row of the ``g_*`` arrays."""
+    lim, unset = _ID_LIMIT, _UNSET
+    name_ids, name_id, geom_id = col.name_ids, col._name_id, col.geom_id
+    lists: tuple[list[Any], ...] = tuple([] for _ in range(8))
+    g_dev, g_name, g_corr, g_ext, g_ts, g_dur, g_stream, g_geom = (x.append for x in lists)
+
+    def gpu(ev: Event) -> bool:
+        args, ts, dur = ev.args, ev.ts, ev.dur
+        if ev.ph != "X" or args.__class__ is not Args or ts is unset or dur is unset:
+            return False
+        name, dev, corr, ext = ev.name, args.device, args.correlation, args.ext
+        if ext is None and args.ext_old is None:
+            ext = -1
+        if name.__class__ is not str or dev is None or corr is None or ext is None:
+            return False
+        stream, grid = args.stream, args.grid
+        g_stream(stream if stream.__class__ is int and 0 <= stream < lim else -1)
+        g_geom(-1 if grid is None else geom_id(grid, args.block))
+        i = name_ids.get(name)
+        g_dev(dev)
+        g_name(i if i is not None else name_id(name))
+        g_corr(corr)
+        g_ext(ext)
+        g_ts(ts)
+        g_dur(dur)
+        return True
+
+    arrays = (col.g_dev, col.g_name, col.g_corr, col.g_ext, col.g_ts, col.g_dur, col.g_stream,
+              col.g_geom)
+    return gpu, ((lists[0], tuple(zip(arrays, lists))),)
+
+
+def _launch_handler(col: _Collector) -> tuple[_TypedHandler, _Pending, Callable[[], None]]:
+    """A launch API event with a correlation as a row of the ``r_*`` arrays; the third item
+    adds the launches counted to the collector's counters."""
+    unset = _UNSET
+    launch_kinds, tid_ids, graph_corr = col._launch_kinds, col.tid_ids, col.graph_corr
+    lists: tuple[list[Any], ...] = ([], [], [])
+    r_corr, r_tid, r_ts = (x.append for x in lists)
+    runtime = launches = graphs = 0
+    # the thread of the last launch taken (ints): the next is most often on the same one
+    last_pid = last_tid = last_thread = -1
+
+    def launch(ev: Event) -> bool:
+        nonlocal runtime, launches, graphs, last_pid, last_tid, last_thread
+        args, ts = ev.args, ev.ts
+        if ev.ph != "X" or args.__class__ is not Args or ts is unset:
+            return False
+        name, corr, pid, tid = ev.name, args.correlation, ev.pid, ev.tid
+        if (name.__class__ is not str or pid.__class__ is not int or tid.__class__ is not int
+                or corr is None):
+            return False
+        how = launch_kinds.get(name)
+        if how is None:
+            return False
+        if pid != last_pid or tid != last_tid:
+            thread = tid_ids.get((pid, tid))
+            if thread is None:
+                return False
+            last_pid, last_tid, last_thread = pid, tid, thread
+        runtime += 1
+        if how == 2:
+            graphs += 1
+            graph_corr.add(corr)
+        elif how == 1:
+            launches += 1
+        r_corr(corr)
+        r_tid(last_thread)
+        r_ts(ts)
+        return True
+
+    def counted() -> None:
+        nonlocal runtime, launches, graphs
+        col.runtime_events += runtime
+        col.launch_calls += launches
+        col.graph_launches += graphs
+        runtime = launches = graphs = 0
+
+    arrays = (col.r_corr, col.r_tid, col.r_ts)
+    return launch, ((lists[0], tuple(zip(arrays, lists))),), counted
+
+
+def _cpu_op_handler(col: _Collector) -> tuple[_TypedHandler, _Pending, Callable[[], None]]:
+    """A ``cpu_op`` whose name states no MoE stage and whose raw signature is cached (see
+    :meth:`_Collector._signature`) as a row of the ``c_*`` arrays; the third item adds the
+    ops counted to the collector's ``cpu_ops``."""
+    unset, miss, dumps = _UNSET, _MISS, orjson.dumps
+    stages, sig_cache, sig_ids, tid_ids = col._stages, col._sig_cache, col.sig_ids, col.tid_ids
+    raw_sigs: dict[bytes, int] = {}  # as in add_batches: the id of each raw signature cached
+    lists: tuple[list[Any], ...] = ([], [], [], [], [])
+    c_tid, c_ts, c_end, c_ext, c_sig = (x.append for x in lists)
+    cpu_ops = 0
+    last_pid = last_tid = last_thread = -1  # (as in _launch_handler)
+
+    def cpu_op(ev: Event) -> bool:
+        nonlocal cpu_ops, last_pid, last_tid, last_thread
+        args, ts, dur = ev.args, ev.ts, ev.dur
+        if ev.ph != "X" or args.__class__ is not Args or ts is unset or dur is unset:
+            return False
+        op = ev.name
+        stage = stages.get(op) if op.__class__ is str else None
+        if stage is None or stage > 0:
+            return False
+        dims = args.dims
+        if dims is None:
+            dims = args.dims_old
+        if dims.__class__ is not list or not dims:
+            cpu_ops += 1  # no dims: nothing to attach
+            return True
+        ext, pid, tid = args.ext, ev.pid, ev.tid
+        if ext is None and args.ext_old is None:
+            ext = -1
+        if pid.__class__ is not int or tid.__class__ is not int or ext is None:
+            return False
+        values = args.values if stage else None
+        try:
+            raw_key = dumps((op, dims, args.types) if values is None
+                            else (op, dims, args.types, values))
+        except Exception:  # noqa: BLE001 - _signature decides what such a value is
+            return False
+        sig = raw_sigs.get(raw_key, -2)
+        hit = sig_cache.get(raw_key, miss) if sig == -2 else None
+        if hit is miss:
+            return False
+        if pid != last_pid or tid != last_tid:
+            thread = tid_ids.get((pid, tid))
+            if thread is None:
+                return False
+            last_pid, last_tid, last_thread = pid, tid, thread
+        cpu_ops += 1
+        if sig == -2:  # the signature's id, kept for its raw form
+            if hit is None:
+                sig = -1
+            else:
+                i = sig_ids.get(hit.key)  # type: ignore[attr-defined]
+                sig = i if i is not None else col.sig_id(hit)  # type: ignore[arg-type]
+            raw_sigs[raw_key] = sig
+        if sig >= 0:  # (else neither dims nor a 0-dim tensor: nothing to attach)
+            c_tid(last_thread)
+            c_ts(ts)
+            c_end(ts + dur)  # type: ignore[operator]  # (both floats: checked above)
+            c_ext(ext)
+            c_sig(sig)
+        return True
+
+    def counted() -> None:
+        nonlocal cpu_ops
+        col.cpu_ops += cpu_ops
+        cpu_ops = 0
+
+    arrays = (col.c_tid, col.c_ts, col.c_end, col.c_ext, col.c_sig)
+    return cpu_op, ((lists[0], tuple(zip(arrays, lists))),), counted
+
+
+class _TypedLoop:
+    """The collector's loop over batches of :class:`Event` records (see above)."""
+
+    def __init__(self, col: _Collector) -> None:
+        self.col = col
+        self.gpu, gpu_rows = _gpu_handler(col)
+        self.launch, launch_rows, launch_counted = _launch_handler(col)
+        self.cpu_op, cpu_rows, cpu_counted = _cpu_op_handler(col)
+        self.pending: _Pending = gpu_rows + launch_rows + cpu_rows
+        self._counted = (launch_counted, cpu_counted)
+
+    def flush(self) -> None:
+        _flush(self.pending)
+
+    def close(self) -> None:
+        _flush(self.pending)
+        for counted in self._counted:
+            counted()
+
+    def run(self, batch: list[Event]) -> None:
+        col, pending = self.col, self.pending
+        col.events += len(batch)
+        if sum(len(first) for first, _ in pending) >= _PENDING_ROWS:
+            _flush(pending)
+        cat_kinds, categories = col._cat_kinds, col.categories
+        gpu, launch, cpu_op, other = self.gpu, self.launch, self.cpu_op, self.other
+        add, add_kind = col._add, col._add_kind
+        for ev in batch:
+            try:  # (only str keys are cached: any other category is not found)
+                low, kind = cat_kinds[ev.cat]
+            except (KeyError, TypeError):  # no category, one not cached yet, or unhashable
+                _flush(pending)
+                add(event_dict(ev))
+                continue
+            try:
+                categories[low] += 1
+            except KeyError:
+                if len(categories) < 64:
+                    categories[low] = 1
+            if kind == _GPU:
+                if gpu(ev):
+                    continue
+            elif kind == _LAUNCH:
+                if launch(ev):
+                    continue
+            elif kind == _CPU_OP:
+                if cpu_op(ev):
+                    continue
+            else:
+                other(ev, low, kind)
+                continue
+            _flush(pending)
+            add_kind(event_dict(ev), low, kind)
+
+    def other(self, ev: Event, low: str, kind: int) -> None:
+        """An event of a kind that adds none of the pending rows, to _add_kind as a dict, where
+        that does anything with it: a step annotation; an ``nn.Module`` span; a flow start.
+        (Anything else of these kinds _add_kind only returns on.)"""
+        if kind == _STEP:
+            pass
+        elif kind == _MODULE:
+            name = ev.name
+            if name.__class__ is not str or not name.startswith("nn.Module: "):
+                return
+        elif kind != _FLOW or ev.ph != "s":
+            return
+        self.col._add_kind(event_dict(ev), low, kind)
+
+
 def _dims_arg(args: dict[str, Any]) -> Any:
     v = args.get("Input Dims")
     return args.get("Input dims") if v is None else v
@@ -1237,12 +1513,12 @@ def collect(path: Path, *, chunk: int = READ_CHUNK,
            if progress else None)
     try:
         text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
-        stream = TraceEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
+        stream = TypedEventStream(text, chunk=chunk, on_read=bar.update if bar else None)
         try:
             # decoded JSON holds no cycles and the events die young: the cyclic collector
             # only costs time while the trace is read, so it is paused until then
             with collector_paused():
-                col.add_batches(stream.event_batches())
+                col.add_typed_batches(stream.event_batches())
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ImportProblem(f"{path.name}: compressed trace is damaged or truncated "
                                 f"({exc})") from None
@@ -2005,9 +2281,11 @@ def _step_window(col: _Collector, rows: Sequence[int], steps: list[_Step], step_
     order = sorted(owned, key=lambda k: (steps[k].ts, k))
     gpu = [0.0] * len(steps)
     g_dur = col.g_dur
-    for p, k in enumerate(step_of):
+    # (every row of the collector, in order: its durations read in place, in the same order)
+    durs = g_dur if _every(rows, len(g_dur)) else map(g_dur.__getitem__, rows)
+    for k, d in zip(step_of, durs):
         if k >= 0:
-            gpu[k] += g_dur[rows[p]]
+            gpu[k] += d
     try:
         window = kept_steps([gpu[k] for k in order], request, [steps[k].regime for k in order])
     except StepWindowError as exc:
@@ -2033,16 +2311,57 @@ def _step_time(col: _Collector, rows: Sequence[int], steps: list[_Step], step_of
         c = classify_op(names[nid])
         kind_of[nid] = (step_time.COMM if c.op_class == "comm" else step_time.COPY
                         if c.op_subclass in ("copy", "host_copy") else step_time.COMPUTE)
-    # all compute (no collective, no copy): no per-row kinds to build or sweep
-    kinds = (None if not any(kind_of.values())
-             else array("b", (kind_of[g_name[i]] for i in rows)))
+    # all compute (no collective, no copy): no per-row kinds to build or sweep; nor where
+    # the rows that are not lie outside the steps split (each step's split is then the
+    # all-compute one, exactly: see _compute_in_steps)
+    regimes = [s.regime for s in steps]
+    others = _rows_not_compute(g_name, rows, [nid for nid, k in kind_of.items() if k])
+    kinds: array[int] | None = None
+    if others is None or (others and not _compute_in_steps(others, step_of, regimes)):
+        kinds = array("b", (kind_of[g_name[i]] for i in rows))
     cpu = list(col.cpu_steps)
     nested = len(cpu) - len(_outermost(cpu)) if steps and cpu else 0
     every = _every(rows, len(g_ts))  # one device: the collector's own arrays, not copies
     ts = g_ts if every else array("d", (g_ts[i] for i in rows))
     dur = g_dur if every else array("d", (g_dur[i] for i in rows))
-    return step_time.step_time_block(ts, dur, kinds, step_of, [s.regime for s in steps],
-                                     nested)
+    return step_time.step_time_block(ts, dur, kinds, step_of, regimes, nested)
+
+
+_FEW_OTHERS = 4096  # rows not compute looked for by searching, at most
+
+
+def _rows_not_compute(g_name: array[int], rows: Sequence[int], other_names: list[int]
+                      ) -> list[int] | None:
+    """The positions of the rows whose kernel (name id) is one of ``other_names`` (a
+    collective, a copy), found by searching ``g_name`` (every row of the collector, in order)
+    when they are few; None when they are not looked for that way."""
+    if not other_names:
+        return []
+    if not _every(rows, len(g_name)) or sum(map(g_name.count, other_names)) > _FEW_OTHERS:
+        return None
+    found: list[int] = []
+    for nid in other_names:
+        at = -1
+        for _ in range(g_name.count(nid)):
+            at = g_name.index(nid, at + 1)
+            found.append(at)
+    return found
+
+
+def _compute_in_steps(others: Iterable[int], step_of: array[int], regimes: list[int]) -> bool:
+    """Whether :func:`step_time.step_time_block` splits steps (a row lies in a step of a
+    regime) and every row that is not compute (positions ``others``: a collective, a copy)
+    lies outside them (in no step, or in an idle/dummy one): then each step it splits holds
+    compute rows only, and its all-compute path (``kinds`` None) gives the same split, number
+    for number, as the per-kind one (the same intervals merged in the same order, the same
+    sums); a trace without such steps is split as one span, where the kinds count."""
+    if not any(k >= 0 and regimes[k] >= 0 for k in step_of):
+        return False
+    for p in others:
+        k = step_of[p]
+        if k >= 0 and regimes[k] >= 0:
+            return False
+    return True
 
 
 def _sums_of(col: _Collector, rows: Sequence[int]) -> dict[int, list[Any]]:
