@@ -140,15 +140,16 @@ def _fast_exit(code: int) -> NoReturn:
     os._exit(code)
 
 
-# the engine modules a command imports before it reads a file (its models built): run as the
-# program, they are imported before the collector is frozen, so that what they build (modules,
-# classes, models: alive until the end) is frozen with the rest and no later pass walks it.
-# The import runs with the collector off (``main``): some 60 passes over a growing heap cost
-# ~8 ms of a 200 ms start; the cyclic garbage they would have freed is ~0.2 MiB, frozen too.
+# the engine a command imports before it reads a file (its models built): run as the program,
+# it is imported before the collector is frozen, so that what it builds (modules, classes,
+# models: alive until the end) is frozen with the rest and no later pass walks it. The import
+# runs with the collector off (``main``): some 60 passes over a growing heap cost ~8 ms of a
+# 200 ms start; the cyclic garbage they would have freed is ~0.2 MiB, frozen too. The front
+# desk, core.api, as the commands import it (never core.rounds: an import-linter contract).
 _ENGINE: dict[str, tuple[str, ...]] = {
-    "analyze": ("roofline_tui.core.rounds.annotate", "roofline_tui.core.rounds.analysis"),
-    "rounds": ("roofline_tui.core.rounds.compare",),
-    "playbook": ("roofline_tui.core.rounds.compare",),
+    "analyze": ("roofline_tui.core.api",),
+    "rounds": ("roofline_tui.core.api",),
+    "playbook": ("roofline_tui.core.api",),
 }
 
 

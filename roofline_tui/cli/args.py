@@ -1,8 +1,10 @@
 """What the commands share: the source and analysis arguments (declared once), the path check
 every path argument goes through before anything opens it, and the one-line error printers.
 
-This module is imported to build the parser, so it imports nothing heavy: the engine, rich and
-the importers are imported by the commands that need them, at the call site.
+This module is imported to build the parser, so it imports nothing heavy: the engine (through
+its front desk, ``core.api``), rich and the importers are imported by the commands that need
+them, at the call site. The analysis defaults it states are the engine's own, from the leaf
+``core.defaults``.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from roofline_tui.core.defaults import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS
 from roofline_tui.core.store import file_kind
 from roofline_tui.core.textsafe import printable
 
 if TYPE_CHECKING:
     from roofline_tui.core.analyze import AnalyzeOptions
-    from roofline_tui.core.rounds.analysis import RoundSources
+    from roofline_tui.core.api import RoundSources
 
 # What a path argument must be.
 #   file       an existing regular file (read)
@@ -32,12 +35,6 @@ if TYPE_CHECKING:
 #   input      an existing regular file, for the importers, whose contract is exit 1 when the
 #              input is missing ("bad input"); any other kind of file is still a usage error
 Need = Literal["file", "dir", "new-file", "new-dir", "input", "file-or-dir"]
-
-# The analysis defaults live in core.analyze (DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS);
-# building the parser must not import the engine, so the help text states them and
-# tests/cli/test_front_door.py checks that it states the engine's values.
-HEAD_THRESHOLD_HELP_DEFAULT = "5"
-MAX_HEADS_HELP_DEFAULT = "8"
 
 
 def shown(path: object, limit: int | None = None) -> str:
@@ -212,16 +209,16 @@ def add_analysis_arguments(p: argparse.ArgumentParser) -> None:
     the rounds of a profile."""
     p.add_argument("--head-threshold", type=head_threshold, default=None, metavar="PCT",
                    help="analyse entries with pct_gpu_time >= PCT "
-                        f"(default {HEAD_THRESHOLD_HELP_DEFAULT})")
+                        f"(default {DEFAULT_HEAD_THRESHOLD_PCT:g})")
     p.add_argument("--max-heads", type=positive_int, default=None, metavar="N",
-                   help=f"analyse at most N heads (default {MAX_HEADS_HELP_DEFAULT})")
+                   help=f"analyse at most N heads (default {DEFAULT_MAX_HEADS})")
     add_path(p, "--priors", need="file", metavar="FILE",
              help="calibrated target_eff priors (roofline-priors-v1, from 'roofline playbook "
                   "--priors-out'); stated in the artifact's target_eff_source")
 
 
 def sources_from_args(args: argparse.Namespace) -> RoundSources:
-    from roofline_tui.core.rounds.analysis import RoundSources  # the engine: once a command runs
+    from roofline_tui.core.api import RoundSources  # the engine: once a command runs
 
     return RoundSources(env=args.env, model_config=args.model_config, peaks=args.peaks,
                         device=args.device, shapes=args.shapes, counters=list(args.counters),
@@ -246,7 +243,7 @@ def options_from_args(cmd: str, args: argparse.Namespace) -> tuple[AnalyzeOption
         options.max_heads = args.max_heads
     if args.priors is not None:
         # the priors reader (and YAML): only when --priors is given
-        from roofline_tui.core.rounds.playbook import PriorsError, load_priors
+        from roofline_tui.core.api import PriorsError, load_priors
 
         options.priors_path = args.priors
         try:

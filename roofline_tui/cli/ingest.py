@@ -35,7 +35,7 @@ from roofline_tui.cli.args import (
 
 if TYPE_CHECKING:
     from roofline_tui.core.analyze import AnalyzeOptions
-    from roofline_tui.core.rounds.analysis import RoundSources
+    from roofline_tui.core.api import RoundSources
     from roofline_tui.ingest import Check, Session, State, Tracker
 
 # roofline_tui.ingest's defaults; building the parser does not import it (the tests check
@@ -344,7 +344,7 @@ class _Job:
             tool = "nsys"
         else:
             from roofline_tui.importers.ranks import import_ranks
-            from roofline_tui.importers.torch_trace import TorchOptions
+            from roofline_tui.importers.torch import TorchOptions
 
             kw: dict[str, Any] = {"top": args.top} if args.top else {}
             options = TorchOptions(isl=args.isl, osl=args.osl, conc=args.conc, **kw)

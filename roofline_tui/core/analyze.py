@@ -46,6 +46,7 @@ from roofline_tui.core.artifact import (
     rounded,
 )
 from roofline_tui.core.classify import Classification, classify
+from roofline_tui.core.defaults import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS
 from roofline_tui.core.dtypes import DTYPE_BYTES, canonical_dtype
 from roofline_tui.core.evidence import RaisedRoof, one_step_lower, raised_roofs
 from roofline_tui.core.evidence import annotate as annotate_evidence
@@ -101,8 +102,6 @@ from roofline_tui.core.routing import route_entry
 from roofline_tui.core.textsafe import printable
 
 _REGIMES: tuple[Regime, ...] = get_args(Regime)
-DEFAULT_HEAD_THRESHOLD_PCT = 5.0
-DEFAULT_MAX_HEADS = 8
 SKILL_VERSION = "1"
 
 # Collectives are timed by synchronisation and links, not HBM: no class model (upstream files
@@ -119,6 +118,16 @@ class AnalyzeOptions:
     priors_path: Path | None = None  # the calibrated priors file the overrides were read from
     # settings that could not be used (a bad --priors file): recorded in skill_errors
     problems: list[str] = field(default_factory=list)
+
+    def settings(self) -> AnalysisSettings:
+        """The settings record an artifact states (``analysis_settings``, and the top-level
+        fields derived from it: :meth:`Artifact.state_settings`): built here and nowhere else;
+        :func:`~roofline_tui.core.artifact.same_settings` compares two."""
+        return AnalysisSettings(
+            head_threshold_pct=self.head_threshold_pct, max_heads=self.max_heads,
+            **({"priors_file": str(self.priors_path)} if self.priors_path else {}),
+            **({"priors_fingerprint": priors_fingerprint(self.target_eff_overrides)}
+               if self.priors_path or self.target_eff_overrides else {}))
 
 
 @dataclass(eq=False)
@@ -1354,7 +1363,9 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
                  weight_dtype=w, activation_dtype=a, kv_dtype=kv, dtype_notes=dtype_notes,
                  options=options, neighbours=_neighbours(topn, inputs.model), refinements=inputs.refinements,
                  parallel=parallel)
-    heads = _unique_short_names(select_heads(topn, options.head_threshold_pct, options.max_heads))
+    settings = options.settings()
+    heads = _unique_short_names(select_heads(topn, settings.head_threshold_pct,
+                                             settings.max_heads))
     joins = _plan_counters(heads, inputs.refinements, peaks.gfx or (env.gfx if env else None))
     entries, degraded, failed = _analyze_heads(heads, sh)
     sh.raised = raised_roofs(entries, _ceilings(peaks), M.ISOLATED_NOISE)
@@ -1378,21 +1389,9 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         stage=stage,
         round=inputs.round_name,
         workload=wl_known,
-        head_threshold_pct=options.head_threshold_pct,
-        max_heads=options.max_heads,
-        head_selection=(
-            f"pct_gpu_time >= {options.head_threshold_pct:g} (or serving_weighted_pct >= "
-            f"{options.head_threshold_pct:g}), biggest first, at most {options.max_heads}; "
-            f"{len(heads)} of {topn.rows} Top-N entries"
-        ),
         total_gpu_time_ms=topn.total_gpu_time_ms,
         decode_steps_in_window=(topn.serving.n_decode_steps if topn.serving else None),
         target_eff_source=options.target_eff_source or "spec §7 priors",
-        analysis_settings=AnalysisSettings(
-            head_threshold_pct=options.head_threshold_pct, max_heads=options.max_heads,
-            **({"priors_file": str(options.priors_path)} if options.priors_path else {}),
-            **({"priors_fingerprint": priors_fingerprint(options.target_eff_overrides)}
-               if options.priors_path or options.target_eff_overrides else {})),
         inputs=InputsUsed.model_validate(inputs.inputs_used),
         entries=entries,
         ranking_by_pct=by_pct,
@@ -1400,7 +1399,7 @@ def analyze(inputs: RoundInputs, options: AnalyzeOptions | None = None) -> Artif
         degraded=degraded,
         skill_errors=errors,
         doctrine_note=DOCTRINE,
-    )
+    ).state_settings(settings, chosen=len(heads), rows=topn.rows)
     _attach_round_level(artifact, topn, joins)
     from roofline_tui.core.reading import next_target  # the one reading every renderer prints
 

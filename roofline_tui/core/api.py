@@ -1,7 +1,7 @@
 """The engine's front desk for rounds work: what ``roofline analyze``, ``roofline rounds`` and
 the dashboard call, and the only part of ``core.rounds`` they import.
 
-A front end asks five things of a round, and each has one answer here:
+A front end asks six things of a round, and each has one answer here:
 
 * :func:`analyze` — analyse one round with its history (round-over-round movement when it
   has sibling rounds); every input file is parsed once per call, siblings included;
@@ -9,6 +9,8 @@ A front end asks five things of a round, and each has one answer here:
 * :func:`write` / :func:`write_table` — the artifact pair (``.json`` + ``.md``) and the CSV,
   atomically; :func:`write_refusal` — the one rule on whether a result may be written;
 * :func:`load_artifact` — a stored ``profile_roofline.json``, validated;
+* :func:`same_settings` — whether two artifacts were analysed with the same settings (older
+  artifacts by their top-level fields; :func:`settings_of` says which);
 * :func:`disabled` — spec §6 L0: whether the analysis should run at all.
 
 The names a front end needs beside them (the result and history records, the sources, the
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from roofline_tui.core.analyze import AnalyzeOptions
-from roofline_tui.core.artifact import Artifact
+from roofline_tui.core.artifact import AnalysisSettings, Artifact, same_settings, settings_of
 from roofline_tui.core.layout import ARTIFACT_JSON
 from roofline_tui.core.reading import RankView, rank_view
 from roofline_tui.core.rounds.analysis import (
@@ -88,6 +90,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "AnalysisSettings",
     "AppendResult",
     "PriorCalibration",
     "Fingerprint",
@@ -123,6 +126,8 @@ __all__ = [
     "ranks_of",
     "round_summary_rows",
     "read_ingest_status",
+    "same_settings",
+    "settings_of",
     "compare_with",
     "diff_rounds",
     "write",

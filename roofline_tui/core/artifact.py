@@ -696,7 +696,11 @@ class NextTarget(Record):
 
 class AnalysisSettings(Record):
     """The settings an analysis ran with: what a rewrite of the artifact must state, so that one
-    computed with calibrated priors is never replaced by one without them unnoticed."""
+    computed with calibrated priors is never replaced by one without them unnoticed.
+
+    One record per artifact: the engine builds it once (``AnalyzeOptions.settings``), the
+    artifact's top-level copies are derived from it (:meth:`Artifact.state_settings`), and
+    :func:`same_settings` compares two artifacts' (:func:`settings_of` reads older ones)."""
 
     head_threshold_pct: Number
     max_heads: int
@@ -711,6 +715,18 @@ class AnalysisSettings(Record):
                   else "calibrated priors" if self.priors_fingerprint else "default priors")
         return (f"head threshold {self.head_threshold_pct:g}%, at most {self.max_heads} heads, "
                 f"{priors}")
+
+    def head_selection(self, chosen: int, rows: int) -> str:
+        """The artifact's ``head_selection`` sentence: the rule these settings select heads by,
+        and the ``chosen`` heads it found among the Top-N's ``rows``."""
+        pct = f"{self.head_threshold_pct:g}"
+        return (f"pct_gpu_time >= {pct} (or serving_weighted_pct >= {pct}), biggest first, at "
+                f"most {self.max_heads}; {chosen} of {rows} Top-N entries")
+
+    def same_as(self, other: "AnalysisSettings") -> bool:
+        """The same threshold, head cap and calibrated values (the priors file's name aside)."""
+        return (self.head_threshold_pct, self.max_heads, self.priors_fingerprint) == (
+            other.head_threshold_pct, other.max_heads, other.priors_fingerprint)
 
 
 def priors_fingerprint(overrides: Mapping[str, float]) -> str:
@@ -781,12 +797,46 @@ class Artifact(Record):
             data = {k: v for k, v in data.items() if k != "movement"}
         return data
 
+    def state_settings(self, settings: AnalysisSettings, *, chosen: int, rows: int) -> "Artifact":
+        """Write the settings the entries were computed with, in place; returns the artifact.
+
+        The one place an analysis writes them: the record (``analysis_settings``) and the
+        top-level fields the spec's readers and older versions read — ``head_threshold_pct``,
+        ``max_heads`` and the ``head_selection`` sentence (``chosen`` heads of the Top-N's
+        ``rows``) — each derived from the record, never set apart from it."""
+        self.head_threshold_pct = settings.head_threshold_pct
+        self.max_heads = settings.max_heads
+        self.head_selection = settings.head_selection(chosen, rows)
+        self.analysis_settings = settings
+        return self
+
     def entry(self, short_name: str) -> Entry | None:
         """The entry with this short name (rankings refer to entries by short name)."""
         return next((e for e in self.entries if e.short_name == short_name), None)
 
     def entries_by_short_name(self) -> dict[str, Entry]:
         return {e.short_name: e for e in self.entries}
+
+
+def settings_of(artifact: Artifact) -> AnalysisSettings | None:
+    """The settings an artifact records: its ``analysis_settings``; an older artifact's
+    top-level threshold and cap alone (default priors); ``None`` when it records neither."""
+    if artifact.analysis_settings is not None:
+        return artifact.analysis_settings
+    if artifact.head_threshold_pct is None or artifact.max_heads is None:
+        return None
+    return AnalysisSettings(head_threshold_pct=artifact.head_threshold_pct,
+                            max_heads=artifact.max_heads)
+
+
+def same_settings(a: Artifact, b: Artifact) -> bool | None:
+    """Whether two artifacts were analysed with the same settings (head threshold, head cap and
+    calibrated priors; :func:`settings_of`, so older artifacts count by their top-level fields);
+    ``None`` when either records no settings (nothing to compare)."""
+    sa, sb = settings_of(a), settings_of(b)
+    if sa is None or sb is None:
+        return None
+    return sa.same_as(sb)
 
 
 def rounded(x: float | None, digits: int) -> float | None:

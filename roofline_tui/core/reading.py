@@ -99,16 +99,12 @@ _CAUTION_WORDS = lazy_compile(r"not credible|implausible|do not quote", re.IGNOR
 def caution(e: Entry) -> str | None:
     """Why this entry's speedup must not be taken at face value, or None.
 
-    The entry's ``model_caution`` (a sentence, or ``True`` in an upstream file for a speedup
-    above the plausibility limit); failing that, the ``notes`` sentence that says the number is
-    not credible.
+    The entry's ``model_caution`` (a sentence: the field is a string, so an upstream file's
+    ``true`` does not load); failing that, the ``notes`` sentence that says the number is not
+    credible.
     """
-    value: object = getattr(e, "model_caution", None)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if value is True:
-        return (f"attainable speedup {units.ratio(e.attainable_speedup, 1)} is implausible: "
-                "the byte/FLOP model probably under-counts the work")
+    if e.model_caution and e.model_caution.strip():
+        return e.model_caution.strip()
     notes = e.notes or ""
     m = _CAUTION_WORDS.search(notes)
     if m:

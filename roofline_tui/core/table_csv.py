@@ -102,7 +102,6 @@ def artifact_to_csv(artifact: Artifact, ranks: reading.RankView | None = None) -
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for e, label in zip(order, shown, strict=True):
-        caution = getattr(e, "model_caution", None)
         spread = several.spread_of(e) if several is not None else None
         ratio = reading.spread_ratio(spread) if spread is not None else None
         row = {
@@ -113,8 +112,6 @@ def artifact_to_csv(artifact: Artifact, ranks: reading.RankView | None = None) -
             "rank_by_expected_gain": by_gain.get(e.short_name),
             "flags": _flags(e),
             "next_target": reading.next_role(nxt, e),
-            "model_caution": caution if isinstance(caution, str) else (
-                "true" if caution else None),
         }
         w.writerow([_cell(row[c] if c in row else getattr(e, c, None)) for c in COLUMNS])
     return buf.getvalue()

@@ -79,15 +79,21 @@ def test_commands_that_read_rounds_share_the_source_and_analysis_arguments() -> 
 
 
 def test_help_states_the_engines_defaults() -> None:
-    """The parser does not import the engine to state its defaults; they must still agree."""
-    from roofline_tui.cli import args as cli_args
+    """The parser does not import the engine to state its defaults; they must still agree. The
+    analysis defaults are one value: the leaf core.defaults, read by the parser and the engine."""
     from roofline_tui.cli import imports, rounds
-    from roofline_tui.core.analyze import DEFAULT_HEAD_THRESHOLD_PCT, DEFAULT_MAX_HEADS
+    from roofline_tui.core import analyze, defaults
     from roofline_tui.core.rounds.playbook import DEFAULT_PLAYBOOK
     from roofline_tui.importers.common import DEFAULT_TOP
 
-    assert float(cli_args.HEAD_THRESHOLD_HELP_DEFAULT) == DEFAULT_HEAD_THRESHOLD_PCT
-    assert int(cli_args.MAX_HEADS_HELP_DEFAULT) == DEFAULT_MAX_HEADS
+    options = analyze.AnalyzeOptions()
+    assert options.head_threshold_pct == defaults.DEFAULT_HEAD_THRESHOLD_PCT
+    assert options.max_heads == defaults.DEFAULT_MAX_HEADS
+    flags = {s: a.help for a in _subcommands(build_parser())["analyze"]._actions
+             for s in a.option_strings}
+    shown = f"(default {defaults.DEFAULT_HEAD_THRESHOLD_PCT:g})"  # "(default 5)", not 5.0
+    assert flags["--head-threshold"].endswith(shown)
+    assert flags["--max-heads"].endswith(f"(default {defaults.DEFAULT_MAX_HEADS})")
     assert int(imports.DEFAULT_TOP_HELP) == DEFAULT_TOP
     assert rounds.DEFAULT_PLAYBOOK == DEFAULT_PLAYBOOK
 
@@ -108,6 +114,15 @@ HEAVY = ("textual", "rich", "matplotlib", "plotext", "watchfiles", "yaml", "pyda
 def test_building_the_parser_imports_nothing_heavy() -> None:
     loaded = _modules_after("from roofline_tui.cli import build_parser; build_parser()")
     assert not [m for m in loaded if m.startswith(HEAVY)]
+    assert "roofline_tui.core.defaults" in loaded  # the help states the engine's own values
+
+
+def test_the_analysis_defaults_are_a_leaf() -> None:
+    """core.defaults imports nothing (the parser imports it to build its help)."""
+    import ast
+
+    tree = ast.parse((REPO_ROOT / "roofline_tui" / "core" / "defaults.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def test_analyze_json_imports_no_rich_importers_playbook_or_textual(demo_profile: Path) -> None:

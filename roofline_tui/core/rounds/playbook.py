@@ -8,11 +8,12 @@ row, and a playbook that is a symlink is appended to at its target. Each row
 carries the pair's stable id (``pv-…``); a pair whose id is already anywhere in the file is not
 added again, so re-running adds nothing.
 
-Calibration, per prior key (the op class, or a class's own prior such as ``attn_prefill`` for
-compute-bound prefill attention): the achieved fraction of roof *after* an optimisation (the later
-round's ``roofline_pct``, or the earlier one × the measured speedup) against the ``target_eff``
-prior the prediction used, with the number of observations. Only real improvements count (a
-measured speedup beyond the isolated noise band). The suggested ``target_eff``:
+Calibration (:class:`PriorCalibration`), per prior key (the op class, or a class's own prior
+such as ``attn_prefill`` for compute-bound prefill attention): the achieved fraction of roof
+*after* an optimisation (the later round's ``roofline_pct``, or the earlier one × the measured
+speedup) against the ``target_eff`` prior the prediction used, with the number of
+observations. Only real improvements count (a measured speedup beyond the isolated noise
+band). The suggested ``target_eff``:
 
 * an achieved fraction above the prior proves the prior too low → the highest achieved fraction
   (the measurement wins, spec §8.4);
