@@ -25,10 +25,10 @@ with collector_paused(freeze=True):
     from textual.screen import Screen
     from textual.widgets import DataTable, Static
 
-    from roofline_tui.app import compare, exports, first_frame, view
+    from roofline_tui.app import compare, exports, first_frame, view, watchdog
     from roofline_tui.app.decisions import Decision
     from roofline_tui.app.keys import APP_BINDINGS, palette_commands
-    from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, clean_up, guarded
+    from roofline_tui.app.lifecycle import QuitGate, catch_terminating_signals, guarded
     from roofline_tui.app.messages import FilesChanged, RoundAnalyzed, RoundFailed
     from roofline_tui.app.runner import AnalysisRunner, InputsChecked
     from roofline_tui.app.session import INVALID_AFTER_S, Session
@@ -174,13 +174,13 @@ class RooflineApp(App[None]):
         self.apply(first)
         if not first.render:  # no round to show yet: still lay out the empty rankings
             self.render_round()
-        self.call_after_refresh(self.call_later, first_frame.build_rest, self)  # (posted)
+        self.call_after_refresh(self.call_later, first_frame.build_rest, self, self)  # posted
 
     def on_unmount(self) -> None:
         first_frame.resume_collector(self)
         self.watchers.stop()
         self._release_signals()
-        clean_up()
+        watchdog.clean_up()
 
     # -- decisions ------------------------------------------------------------------------------
 

@@ -1,39 +1,58 @@
 """What the dashboard's export keys write and say: ``e`` (the artifact pair), ``E`` (the CSV),
 ``y`` / ``Y`` (the selected kernel to the clipboard) and the palette's Screenshot.
 
-Each takes the App for what it shows and for its notifications; the writes themselves are the
-engine's (atomic, see ``core/store.py``).
+Each takes an :class:`ExportHost` (the App is one: what it shows, its notifications, the
+clipboard and the screenshot), not the App itself, so this module never imports it back; the
+writes themselves are the engine's (atomic, see ``core/store.py``).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from roofline_tui.core.api import load_artifact, ranks_of, write, write_table
-from roofline_tui.core.artifact import AnalysisSettings, Artifact
+from roofline_tui.core.api import (
+    load_artifact,
+    ranks_of,
+    same_settings,
+    settings_of,
+    write,
+    write_table,
+)
 from roofline_tui.core.layout import ARTIFACT_JSON, TOPN_NAME
 from roofline_tui.core.table_csv import CSV_NAME
 from roofline_tui.core.textsafe import printable
 
 if TYPE_CHECKING:
-    from roofline_tui.app.app import RooflineApp
+    from textual.notifications import SeverityLevel
+
+    from roofline_tui.app.session import Session
+    from roofline_tui.app.view.rankings import Row
+    from roofline_tui.core.api import RoundResult
 
 
-def settings_of(artifact: Artifact) -> AnalysisSettings | None:
-    """The settings an artifact records (older ones: the threshold and cap alone)."""
-    if artifact.analysis_settings is not None:
-        return artifact.analysis_settings
-    if artifact.head_threshold_pct is None or artifact.max_heads is None:
-        return None
-    return AnalysisSettings(head_threshold_pct=artifact.head_threshold_pct,
-                            max_heads=artifact.max_heads)
+class ExportHost(Protocol):
+    """What the export keys use of the dashboard (:class:`~roofline_tui.app.app.RooflineApp`
+    has all of it): the shown round, the selected row, the profile directory and its display
+    name, and Textual's notification, clipboard and screenshot."""
 
+    profile_dir: Path
+    display_name: str
+    session: Session
 
-def same_settings(a: AnalysisSettings, b: AnalysisSettings) -> bool:
-    return (a.head_threshold_pct, a.max_heads, a.priors_fingerprint) == (
-        b.head_threshold_pct, b.max_heads, b.priors_fingerprint)
+    @property
+    def shown_result(self) -> RoundResult | None: ...
+
+    @property
+    def selected_row(self) -> Row | None: ...
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def save_screenshot(self, *, path: str) -> str: ...
 
 
 def shown_path(path: Path, profile_dir: Path, display_name: str) -> str:
@@ -47,17 +66,17 @@ def shown_path(path: Path, profile_dir: Path, display_name: str) -> str:
     return printable(str(Path(display_name) / rel))
 
 
-def _shown(app: RooflineApp, path: Path) -> str:
+def _shown(app: ExportHost, path: Path) -> str:
     return shown_path(path, app.profile_dir, app.display_name)
 
 
-def _failed(app: RooflineApp, what: str, where: Path, exc: OSError, title: str) -> None:
+def _failed(app: ExportHost, what: str, where: Path, exc: OSError, title: str) -> None:
     app.notify(f"cannot write {what} into {_shown(app, where)}: "
                f"{printable(exc.strerror or exc)}", title=title, severity="error", markup=False,
                timeout=8)
 
 
-def export_artifact(app: RooflineApp) -> None:
+def export_artifact(app: ExportHost) -> None:
     """``e``: the shown round's artifact pair, computed with the settings it records; said in the
     notice, and louder when it replaces an artifact computed with other settings."""
     r, result = app.session.shown, app.shown_result
@@ -85,14 +104,15 @@ def export_artifact(app: RooflineApp) -> None:
     if settings is not None:
         said += f" ({printable(settings.describe())})"
     text = said + text
-    replaced = before is not None and settings is not None and not same_settings(before, settings)
+    # the engine's answer (older artifacts by their top-level fields); None: nothing to compare
+    replaced = stored is not None and same_settings(stored, artifact) is False
     if replaced and before is not None:
         text += f"; replaced one computed with {printable(before.describe())}"
     app.notify(text, title="Exported", markup=False,
                severity="warning" if replaced or artifact is not result.artifact else "information")
 
 
-def export_csv(app: RooflineApp) -> None:
+def export_csv(app: ExportHost) -> None:
     """``E``: the shown round's CSV (one row per entry)."""
     r, result = app.session.shown, app.shown_result
     if r is None or result is None or not result.artifact.entries:
@@ -107,7 +127,7 @@ def export_csv(app: RooflineApp) -> None:
     app.notify(f"wrote {_shown(app, path)}", title="CSV", markup=False)
 
 
-def copy_selected(app: RooflineApp, *, as_json: bool) -> None:
+def copy_selected(app: ExportHost, *, as_json: bool) -> None:
     """``y``: the selected kernel's full name to the clipboard (OSC 52); ``Y``: its entry as
     JSON."""
     row = app.selected_row
@@ -120,7 +140,7 @@ def copy_selected(app: RooflineApp, *, as_json: bool) -> None:
     app.notify(f"copied {what} of {printable(e.short_name, limit=60)}", markup=False, timeout=3)
 
 
-def save_svg(app: RooflineApp) -> None:
+def save_svg(app: ExportHost) -> None:
     """Save an SVG screenshot in the current directory and say where."""
     try:
         path = app.save_screenshot(path=os.getcwd())

@@ -15,7 +15,9 @@ wait for the whole build too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 from weakref import WeakKeyDictionary
 
 from textual.app import App
@@ -25,8 +27,29 @@ from roofline_tui.app.widgets import round_stub
 from roofline_tui.core.bulk import CollectorPause
 
 if TYPE_CHECKING:
-    from roofline_tui.app.app import RooflineApp
+    from roofline_tui.app.lifecycle import QuitGate
+    from roofline_tui.app.session import Session
+    from roofline_tui.app.watch import Watchers
+    from roofline_tui.app.widgets.detail_panel import DetailPanel
     from roofline_tui.app.widgets.filter_box import FilterBox
+
+
+class RestHost(Protocol):
+    """What the build after the first frame uses of the dashboard besides Textual's App (the
+    App is both): the rounds, the quit gate, the drill-down to build, and the watchers to start
+    (once, what was built is said in ``rest_built``)."""
+
+    session: Session
+    quit_gate: QuitGate
+    rest_built: asyncio.Event
+    watch_enabled: bool
+    watchers: Watchers
+    before_watchers: Callable[[], Awaitable[object]] | None
+
+    @property
+    def detail(self) -> DetailPanel: ...
+
+    def render_detail(self) -> None: ...
 
 # each App's one pause of the collector (core.bulk.CollectorPause), from compose to the frame
 _pauses: WeakKeyDictionary[App[None], CollectorPause] = WeakKeyDictionary()
@@ -47,13 +70,14 @@ def resume_collector(app: App[None]) -> None:
         pause.resume()
 
 
-async def build_rest(app: RooflineApp) -> None:
+async def build_rest(app: App[None], host: RestHost) -> None:
     """After the first frame: the round selector, the tabs, the filter box and the keys footer,
-    then the watchers (a quit meanwhile waits for them)."""
+    then the watchers (a quit meanwhile waits for them). ``app`` is mounted into, ``host`` gives
+    the dashboard's parts; the dashboard passes itself as both."""
     from roofline_tui.app.widgets.footer import KeysFooter
 
     resume_collector(app)
-    s = app.session
+    s = host.session
 
     async def selector() -> None:
         await round_stub.replace_stub(app, lambda: (list(s.rounds), s.shown))
@@ -61,12 +85,12 @@ async def build_rest(app: RooflineApp) -> None:
     async def bottom() -> None:
         await app.mount(*bottom_widgets(app), KeysFooter())
 
-    if not await app.quit_gate.around(selector, app.detail.build, bottom):
+    if not await host.quit_gate.around(selector, host.detail.build, bottom):
         return
-    app.rest_built.set()
-    app.render_detail()
-    if app.watch_enabled:
-        start = app.watchers.start_after(app.before_watchers, s.watched_inputs)
+    host.rest_built.set()
+    host.render_detail()
+    if host.watch_enabled:
+        start = host.watchers.start_after(host.before_watchers, s.watched_inputs)
         app.run_worker(start, group="watch-start", exit_on_error=False, name="watch start")
 
 

@@ -3,14 +3,14 @@ palette are built from these, so a key is described once)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 
 if TYPE_CHECKING:
-    from roofline_tui.app.app import RooflineApp
+    from textual.timer import Timer
 
 APP_BINDINGS: list[BindingType] = [
     # help and quit first: the footer keeps them when the terminal is narrow
@@ -48,7 +48,22 @@ APP_BINDINGS: list[BindingType] = [
 ]
 
 
-def palette_commands(app: RooflineApp, stock: Iterable[SystemCommand]) -> Iterator[SystemCommand]:
+class PaletteHost(Protocol):
+    """What the command palette uses of the dashboard (the App is one): its bindings, how a key
+    is displayed, running an action, and the screenshot it saves."""
+
+    BINDINGS: ClassVar[list[BindingType]]
+
+    def get_key_display(self, binding: Binding) -> str: ...
+
+    async def run_action(self, action: str) -> bool: ...
+
+    def set_timer(self, delay: float, callback: Callable[[], object] | None = None) -> Timer: ...
+
+    def action_save_svg(self) -> None: ...
+
+
+def palette_commands(app: PaletteHost, stock: Iterable[SystemCommand]) -> Iterator[SystemCommand]:
     """The command palette: Textual's commands (its Screenshot replaced by one that saves in the
     current directory), then one per key binding, described by the binding's tooltip."""
     for cmd in stock:

@@ -6,7 +6,7 @@ writes wait forever for room in the queue: the event loop stops, and with it eve
 signal had to end the dashboard. Here:
 
 * :class:`GuardedWriter` writes with ``os.write`` (no lock of a Python file object is held
-  while a write waits on the terminal); a failed write tells the :class:`~.lifecycle.Watchdog`
+  while a write waits on the terminal); a failed write tells the :class:`~.watchdog.Watchdog`
   that the terminal went away, and from then on every write is dropped;
 * a write never waits for room longer than a moment once a quit is asked, and the writer's
   stop waits a bounded time for what is queued (a terminal that stopped reading keeps it);
@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 
-from roofline_tui.app.lifecycle import Watchdog, watchdog_for
+from roofline_tui.app.watchdog import Watchdog, watchdog_for
 
 if TYPE_CHECKING:
     from textual.app import App

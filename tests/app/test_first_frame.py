@@ -27,13 +27,13 @@ def hold_the_rest(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
     """What follows the first frame waits until the returned event is set (the App meanwhile
     goes on handling keys and messages)."""
     release = asyncio.Event()
-    build: Callable[[RooflineApp], Awaitable[None]] = first_frame.build_rest
+    build: Callable[[RooflineApp, RooflineApp], Awaitable[None]] = first_frame.build_rest
     waiting: list[asyncio.Task[None]] = []
 
-    async def held(app: RooflineApp) -> None:
+    async def held(app: RooflineApp, host: RooflineApp) -> None:
         async def when_released() -> None:
             await release.wait()
-            app.call_later(build, app)
+            app.call_later(build, app, host)
 
         waiting.append(asyncio.get_running_loop().create_task(when_released()))
 

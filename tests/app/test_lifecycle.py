@@ -214,7 +214,7 @@ def test_a_signal_ends_a_dashboard_whose_terminal_stopped_reading(
 
 STUCK_LOOP = """
 import asyncio, os, signal, sys, threading
-from roofline_tui.app import lifecycle
+from roofline_tui.app import lifecycle, watchdog as dog
 from roofline_tui.core import store
 
 tmp = sys.argv[1]
@@ -223,7 +223,7 @@ store._live_temps.add(tmp)  # a write in progress
 held = threading.Lock()
 
 async def main():
-    watchdog = lifecycle.watchdog_for(held, ())
+    watchdog = dog.watchdog_for(held, ())
     watchdog.start()
     gate = lifecycle.QuitGate(lambda: None)
     lifecycle.catch_terminating_signals(held, gate.request, gate)
@@ -280,10 +280,10 @@ def test_the_signal_handler_only_notes_the_signal_and_schedules_the_quit(closed:
     """The handler, run while the lock that every write takes is held by the code it
     interrupts, neither waits on it nor raises: it notes the signal and schedules the quit on
     the loop (or nothing, the loop closed)."""
-    from roofline_tui.app import lifecycle
+    from roofline_tui.app.watchdog import Watchdog
     from roofline_tui.core import store
 
-    watchdog = lifecycle.Watchdog(())
+    watchdog = Watchdog(())
     loop, quit_ = RecordingLoop(closed), object()
     watchdog.loop, watchdog.quit = loop, quit_  # type: ignore[assignment]
     done: list[int] = []

@@ -13,7 +13,8 @@ import pytest
 from textual.widgets import Static
 
 from roofline_tui.app import view
-from roofline_tui.app.widgets.roofline_chart import RooflineChart, place_labels
+from roofline_tui.app.widgets.roofline_chart import RooflineChart
+from roofline_tui.app.widgets.roofline_marks import place_labels
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.demangle import demangle, display_name, fit
 from roofline_tui.core.rounds.analysis import analyze_round

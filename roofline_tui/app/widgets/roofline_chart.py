@@ -20,6 +20,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from roofline_tui.app.widgets.roofline_marks import (
+    DASH_MARKER,
+    RIDGE_MARKER,
+    SIZE_MARKERS,
+    SUSPECT_MARKER,
+)
 from roofline_tui.core import units
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.chart import (
@@ -31,12 +37,6 @@ from roofline_tui.core.textsafe import printable
 
 if TYPE_CHECKING:
     from roofline_tui.app.widgets.roofline_plot import RooflinePlot
-
-# markers shared by the plot and the legend
-SIZE_MARKERS = {1: "•", 2: "●", 3: "◉"}
-SUSPECT_MARKER = "✕"
-RIDGE_MARKER = "◆"
-DASH_MARKER = "·"
 
 
 class RooflineChart(Widget, can_focus=True):
@@ -177,47 +177,6 @@ class RooflineChart(Widget, can_focus=True):
         self.select(names[(i + delta) % len(names)])
         assert self._selected is not None
         self.post_message(self.KernelSelected(self, self._selected))
-
-
-Cell = tuple[int, int]  # (column, row) of a character cell on the plot canvas
-
-
-def place_labels(anchors: list[tuple[str, Cell]], cols: int, rows: int,
-                 taken: set[Cell] | None = None) -> tuple[dict[str, tuple[Cell, str]], list[str]]:
-    """Where each point's label goes so that no label covers another label or a point.
-
-    ``anchors`` are (label, cell of the point) in drawing priority order. Points sharing a cell
-    (or touching ones on the same row, whose labels could not both fit) are merged into one
-    label ``"2,3,5"`` placed once. Each label tries right of its point, then left, above and
-    below; a label that fits nowhere is left out and returned in the second list (the legend
-    names it). Returns ({label: (start cell, text)}, hidden labels).
-    """
-    occupied: set[Cell] = set(taken or set()) | {cell for _, cell in anchors}
-    groups: list[tuple[list[str], Cell]] = []
-    for label, cell in anchors:
-        for names, gcell in groups:
-            if abs(gcell[0] - cell[0]) <= 1 and gcell[1] == cell[1]:
-                names.append(label)
-                break
-        else:
-            groups.append(([label], cell))
-    placed: dict[str, tuple[Cell, str]] = {}
-    hidden: list[str] = []
-    for names, (c, r) in groups:
-        text = ",".join(names)
-        n = len(text)
-        options = [(c + 2, r), (c - 1 - n, r), (c - n // 2, r - 1), (c - n // 2, r + 1)]
-        for x0, y0 in options:
-            span = {(x0 + i, y0) for i in range(n)}
-            if x0 < 0 or x0 + n > cols or not 0 <= y0 < rows or span & occupied:
-                continue
-            occupied |= span
-            for name in names:
-                placed[name] = ((x0, y0), text)
-            break
-        else:
-            hidden += names
-    return placed, hidden
 
 
 def legend_text(m: ChartModel | None, selected: str | None, overlaps: list[str] | None = None,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from roofline_tui.app.widgets.roofline_chart import (
+from roofline_tui.app.widgets.roofline_marks import (
     DASH_MARKER,
     RIDGE_MARKER,
     SIZE_MARKERS,
