@@ -20,17 +20,9 @@ from pathlib import Path
 
 from tests.paths import PACKAGE
 
-# circle (module names without the ``roofline_tui.`` prefix) -> why it is still there
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"importers.torch_trace", "importers.replay"}):
-        "issue 37 item 1 (importers/torch/) breaks it; torch_trace.py is being reworked now",
-    frozenset({"app.app", "app.exports", "app.first_frame", "app.keys"}):
-        "issue 37 item 3: the App's helpers are to take a narrow interface, not RooflineApp",
-    frozenset({"app.widgets.roofline_chart", "app.widgets.roofline_plot"}):
-        "issue 37 item 3: the chart and plot widgets are to share a small module instead",
-    frozenset({"app.lifecycle", "app.terminal"}):
-        "issue 37 (0 circles): terminal's driver and lifecycle's watchdog; app/ is changed apart",
-}
+# circle (module names without the ``roofline_tui.`` prefix) -> why it is still there (none:
+# the last ones, in importers/ and app/, went with issue 37 items 1 and 3)
+KNOWN_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def module_name(path: Path, root: Path) -> str:

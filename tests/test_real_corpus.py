@@ -23,7 +23,7 @@ from roofline_tui.importers.proton import import_proton
 from roofline_tui.importers.rpd import import_rpd
 from roofline_tui.importers.nsys import import_nsys
 from roofline_tui.importers.rocprof import import_rocprofv3
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+from roofline_tui.importers.torch import TorchOptions, import_torch
 from tests.paths import REAL_FORMATS
 
 REAL = REAL_FORMATS

@@ -32,42 +32,39 @@ if TYPE_CHECKING:
 DEFAULT_TOP_HELP = "25"
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    imp = sub.add_parser(
-        "import", help="build profile_topN.json from raw profiler output",
-        description="Build a round's profile_topN.json from a PyTorch trace, a rocprofv3 "
-                    "kernel trace / rocpd database, or an nsys cuda_gpu_kern_sum report.")
-    kinds = imp.add_subparsers(dest="import_kind", metavar="KIND")
+def _add_common(p: argparse.ArgumentParser) -> None:
+    """The options every import kind takes: where to write, the model, how many, replace."""
+    add_path(p, "--out", need="new-dir", required=True, metavar="ROUND_DIR",
+             help="round directory to write profile_topN.json (+ .md) into")
+    model = p.add_mutually_exclusive_group()
+    add_path(model, "--model-config", need="file", metavar="FILE",
+             help="the served model's config.json: copied into ROUND_DIR (with "
+                  "config.source.json saying where from), so analyze and the dashboard "
+                  "never need it again")
+    model.add_argument("--model", metavar="ORG/NAME", default=None,
+                       help="the served model's Hugging Face repo id: its config.json is "
+                            "taken from the local Hugging Face cache (offline) and copied "
+                            "into ROUND_DIR. Without this and --model-config the model is "
+                            "looked up in that cache from what the trace records (a field "
+                            "naming it; its nn.Module classes narrowed by the GEMM weight "
+                            "dims): copied only when exactly one cached config agrees")
+    p.add_argument("--top", type=positive_int, default=None,
+                   help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing ROUND_DIR/profile_topN.json (a copy of the "
+                        "old one is saved first, as profile_topN.json.prev, then .prev.1, "
+                        ".prev.2, ...: no earlier copy is replaced; if it cannot be saved "
+                        "nothing is written, exit 1); without it an existing Top-N is "
+                        "never replaced: one line, exit 1, nothing written")
 
-    def common(p: argparse.ArgumentParser) -> None:
-        add_path(p, "--out", need="new-dir", required=True, metavar="ROUND_DIR",
-                 help="round directory to write profile_topN.json (+ .md) into")
-        model = p.add_mutually_exclusive_group()
-        add_path(model, "--model-config", need="file", metavar="FILE",
-                 help="the served model's config.json: copied into ROUND_DIR (with "
-                      "config.source.json saying where from), so analyze and the dashboard "
-                      "never need it again")
-        model.add_argument("--model", metavar="ORG/NAME", default=None,
-                           help="the served model's Hugging Face repo id: its config.json is "
-                                "taken from the local Hugging Face cache (offline) and copied "
-                                "into ROUND_DIR. Without this and --model-config the model is "
-                                "looked up in that cache from what the trace records (a field "
-                                "naming it; its nn.Module classes narrowed by the GEMM weight "
-                                "dims): copied only when exactly one cached config agrees")
-        p.add_argument("--top", type=positive_int, default=None,
-                       help=f"number of kernels to keep (default {DEFAULT_TOP_HELP})")
-        p.add_argument("--force", action="store_true",
-                       help="replace an existing ROUND_DIR/profile_topN.json (a copy of the "
-                            "old one is saved first, as profile_topN.json.prev, then .prev.1, "
-                            ".prev.2, ...: no earlier copy is replaced; if it cannot be saved "
-                            "nothing is written, exit 1); without it an existing Top-N is "
-                            "never replaced: one line, exit 1, nothing written")
 
+def _add_torch(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``roofline import torch``: one trace or several ranks, workers, steps, captures."""
     t = kinds.add_parser("torch", help="PyTorch profiler (Kineto) chrome trace, .json or .gz")
     add_path(t, "trace", need="file-or-dir", nargs="+", metavar="TRACE.json[.gz]",
              help="a trace; or several ranks of one run: their traces, or a directory of them "
                   "(…rank<r>…, rank-<r>, -TP-<r> names, or rank_<r>/ sub-directories)")
-    common(t)
+    _add_common(t)
     t.add_argument("--rank", type=non_negative_int, default=None, metavar="R",
                    help="with several ranks: the rank whose Top-N is written (default: the "
                         "slowest, most GPU time); every entry records its spread across ranks")
@@ -114,11 +111,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             "automatic window)")
     t.set_defaults(func=run_torch)
 
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    imp = sub.add_parser(
+        "import", help="build profile_topN.json from raw profiler output",
+        description="Build a round's profile_topN.json from a PyTorch trace, a rocprofv3 "
+                    "kernel trace / rocpd database, or an nsys cuda_gpu_kern_sum report.")
+    kinds = imp.add_subparsers(dest="import_kind", metavar="KIND")
+
+    _add_torch(kinds)
+
     r = kinds.add_parser("rocprofv3", help="rocprofv3 kernel_trace.csv or rocpd .db")
     add_path(r, "files", need="input", nargs="+", metavar="FILE",
              help="kernel_trace.csv (any version), memory_copy_trace.csv, kernel_stats.csv, "
                   "--summary text, rocpd .db or --output-format json")
-    common(r)
+    _add_common(r)
     r.add_argument("--device-index", type=int, default=None, metavar="I",
                    help="agent to keep when the profile holds several (the N of 'Agent N')")
     r.set_defaults(func=run_rocprof)
@@ -128,7 +135,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_path(n, "csv", need="input", metavar="FILE",
              help="cuda_gpu_kern_sum / cuda_gpu_trace CSV, nsys stats or nsys profile "
                   "--stats=true console text, or run.sqlite from nsys export --type sqlite")
-    common(n)
+    _add_common(n)
     n.add_argument("--device-index", type=int, default=None, metavar="I",
                    help="GPU to keep when the profile holds several (the deviceId)")
     n.set_defaults(func=run_nsys)
@@ -137,7 +144,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                       "rpd2tracing JSON export")
     add_path(rp, "rpd", need="input", metavar="FILE",
              help="trace.rpd[.gz] (SQLite) or the JSON array rpd2tracing.py writes")
-    common(rp)
+    _add_common(rp)
     rp.add_argument("--device-index", type=int, default=None, metavar="I",
                     help="GPU to keep when the trace holds several (rpd's gpuId)")
     rp.set_defaults(func=run_rpd)
@@ -145,7 +152,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr = kinds.add_parser("proton", help="Triton Proton profile (hatchet JSON)")
     add_path(pr, "hatchet", need="input", metavar="FILE",
              help="the .hatchet (JSON) file proton.finalize() writes")
-    common(pr)
+    _add_common(pr)
     pr.add_argument("--device-index", type=int, default=None, metavar="I",
                     help="device to keep when the profile holds several (Proton's device_id)")
     pr.set_defaults(func=run_proton)
@@ -330,7 +337,7 @@ def run_torch(args: argparse.Namespace) -> int:
     from roofline_tui.importers.common import ImportProblem
     from roofline_tui.importers.ranks import import_ranks
     from roofline_tui.importers.step_window import StepRequest, StepWindowError, parse_steps
-    from roofline_tui.importers.torch_trace import TorchOptions
+    from roofline_tui.importers.torch import TorchOptions
 
     reader = None
     if args.dask is not None:

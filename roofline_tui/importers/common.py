@@ -194,7 +194,7 @@ class KernelAgg:
 
 @dataclass
 class ServingInfo:
-    """Step accounting from ``execute_*`` annotations (see torch_trace.py for the rule)."""
+    """Step accounting from ``execute_*`` annotations (see importers.torch.step_join for the rule)."""
 
     n_prefill_steps: int
     n_decode_steps: int

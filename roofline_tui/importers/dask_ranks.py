@@ -22,7 +22,7 @@ from pathlib import Path
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.ranks import RankRead, read_rank
-from roofline_tui.importers.torch_trace import TorchOptions
+from roofline_tui.importers.torch import TorchOptions
 
 # the extra and the distribution it belongs to (pyproject.toml)
 EXTRA = "pip install 'roofline_tui[dask]'"

@@ -42,7 +42,7 @@ class InstanceAgg:
     # whose op call also launched it (a split-K main kernel and its reduce: one logical op)
     with_kernels: dict[str, int] = field(default_factory=dict)
     # per position, the value the op's Concrete Inputs record there (attention ops only: see
-    # importers.torch_trace._VALUE_OPS), None where none is; () for every other op
+    # importers.torch.signatures.VALUE_OPS), None where none is; () for every other op
     values: tuple[Any, ...] = ()
 
 

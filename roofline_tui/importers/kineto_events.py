@@ -34,7 +34,7 @@ from roofline_tui.importers.jsonstream import _DIGITS_TO_0, _LONG_DIGITS, TraceE
 
 _UNSET: Any = msgspec.UNSET
 _SAMPLE_RUN = b"0" * (len(_LONG_DIGITS) // 8)
-ID_LIMIT = 1 << 62  # (importers.torch_trace._ID_LIMIT: ids must fit the typed arrays)
+ID_LIMIT = 1 << 62  # (ids must fit the torch collector's typed arrays)
 
 # what the collector's inline path takes: a time, a duration and an id as it checks them (a
 # number the coercer takes, not negative, inside the arrays' range), the bounds open so that
@@ -59,7 +59,7 @@ class Args(msgspec.Struct, gc=False):
     dims_old: Any = msgspec.field(default=None, name="Input dims")
     types: Any = msgspec.field(default=None, name="Input type")
     values: Any = msgspec.field(default=None, name="Concrete Inputs")
-    # a vLLM step's counts (importers.torch_trace._args_step)
+    # a vLLM step's counts (importers.torch.step_records.args_step)
     context_tokens: Any = None
     num_context_tokens: Any = None
     prefill_tokens: Any = None

@@ -49,7 +49,7 @@ from roofline_tui.core.store import check_regular
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.device import from_kineto
-from roofline_tui.importers.torch_trace import (
+from roofline_tui.importers.torch import (
     DEFAULT_OPTIONS,
     TorchImport,
     TorchOptions,
@@ -386,41 +386,91 @@ def import_ranks(
         return RanksImport(result=one, rank=None, chosen_by="", ranks=[], skipped=bad,
                            message=f"1 rank trace read ({_label(paths[0])}); "
                                    f"{_kept_out(bad)}")
-    from roofline_tui.importers.spread import RankKernels, attach_spread
+    from roofline_tui.importers.spread import attach_spread
 
     _check_named(paths)
-    kept: dict[int, RankKernels] = {}
-    best: TorchImport | None = None
-    best_rank = -1
-    best_header: dict[str, Any] = {}
-    best_name = ""
     if reader is None:
         if jobs is None:
             jobs = default_jobs(paths)
         if jobs > 1:
             reader = WorkerProcesses(min(jobs, len(paths)))
+    pick = _Pick(rank)
     if reader is not None:
-        reads = reader.read(paths, options, device_index, rank)
-        for read in reads:  # in the order the serial loop meets them
-            path = read.path
-            if read.problem is not None:
-                if not skip_bad:
-                    raise ImportProblem(f"{read.problem}; {_HINT}")
-                bad.append(BadRank(_label(path), _reason(ImportProblem(read.problem), path),
-                                   rank_in_path(path)))
-                continue
-            if read.rank in kept:
-                raise ImportProblem(f"{_label(path)} and {kept[read.rank].file} are both rank "
-                                    f"{read.rank}: give one trace per rank")
-            if read.fatal is not None or read.kernels is None:
-                raise ImportProblem(read.fatal or f"{_label(path)}: not read")
-            r, sums = read.rank, read.kernels
-            kept[r] = sums
-            slower = best is None or sums.total_us > kept[best_rank].total_us or (
-                sums.total_us == kept[best_rank].total_us and r < best_rank)
-            if (r == rank) if rank is not None else slower:
-                best, best_rank, best_header, best_name = read.result, r, read.header, path.name
-        paths = []  # read: the serial loop below has nothing left to do
+        _read_by(reader, paths, options, device_index, skip_bad, bad, pick)
+    else:
+        _read_here(paths, options, device_index, progress, skip_bad, bad, pick)
+    kept, best, best_rank = pick.kept, pick.best, pick.rank
+    if not kept:
+        raise ImportProblem(f"no rank trace can be read: {_said(bad)}")
+    if best is None:
+        raise ImportProblem(_no_such_rank(rank, kept, bad))
+    # identified once every trace has been read and dropped (it reads the peak table)
+    best.device_info = from_kineto(pick.header, best.device.chosen, pick.name)
+    ordered = [kept[r] for r in sorted(kept)]
+    chosen_by: ChosenBy = "--rank" if rank is not None else "slowest"
+    attach_spread(best.doc, best_rank, chosen_by, ordered)
+    if bad:
+        _note_skipped(best, bad, len(ordered))
+    return RanksImport(result=best, rank=best_rank, chosen_by=chosen_by, ranks=ordered,
+                       message=_message(best_rank, chosen_by, ordered, bad), skipped=bad)
+
+
+class _Pick:
+    """The ranks read so far (their kernel sums, by rank) and the one whose Top-N is written:
+    the rank asked for, else the slowest (most GPU time; on a tie the lower rank)."""
+
+    def __init__(self, wanted: int | None) -> None:
+        self.wanted = wanted
+        self.kept: dict[int, RankKernels] = {}
+        self.best: TorchImport | None = None
+        self.rank = -1
+        self.header: dict[str, Any] = {}
+        self.name = ""
+
+    def check_new(self, path: Path, r: int) -> None:
+        if r in self.kept:
+            raise ImportProblem(f"{_label(path)} and {self.kept[r].file} are both rank {r}: "
+                                "give one trace per rank")
+
+    def keep(self, sums: RankKernels) -> bool:
+        """Keep one rank's sums; whether its Top-N is now the one to write."""
+        r = sums.rank
+        self.kept[r] = sums
+        if self.wanted is not None:
+            return r == self.wanted
+        return self.best is None or sums.total_us > self.kept[self.rank].total_us or (
+            sums.total_us == self.kept[self.rank].total_us and r < self.rank)
+
+    def choose(self, best: TorchImport | None, r: int, header: dict[str, Any],
+               name: str) -> None:
+        self.best, self.rank, self.header, self.name = best, r, header, name
+
+
+def _read_by(reader: RankReader, paths: list[Path], options: TorchOptions,
+             device_index: int | None, skip_bad: bool, bad: list[BadRank], pick: _Pick) -> None:
+    """The ranks read by ``reader`` (worker processes, a Dask cluster), met in the order the
+    serial loop meets them."""
+    for read in reader.read(paths, options, device_index, pick.wanted):
+        path = read.path
+        if read.problem is not None:
+            if not skip_bad:
+                raise ImportProblem(f"{read.problem}; {_HINT}")
+            bad.append(BadRank(_label(path), _reason(ImportProblem(read.problem), path),
+                               rank_in_path(path)))
+            continue
+        pick.check_new(path, read.rank)
+        if read.fatal is not None or read.kernels is None:
+            raise ImportProblem(read.fatal or f"{_label(path)}: not read")
+        if pick.keep(read.kernels):
+            pick.choose(read.result, read.rank, read.header, path.name)
+
+
+def _read_here(paths: list[Path], options: TorchOptions, device_index: int | None,
+               progress: bool, skip_bad: bool, bad: list[BadRank], pick: _Pick) -> None:
+    """The ranks read one after another in this process; only the chosen rank's Top-N is
+    built, and each trace is dropped before the next is read."""
+    from roofline_tui.importers.spread import RankKernels
+
     for path in paths:
         try:
             col, header = collect(path, progress=progress)
@@ -430,37 +480,19 @@ def import_ranks(
             bad.append(BadRank(_label(path), _reason(exc, path), rank_in_path(path)))
             continue
         r = _rank_of(path, header)
-        if r in kept:
-            raise ImportProblem(f"{_label(path)} and {kept[r].file} are both rank {r}: give "
-                                "one trace per rank")
+        pick.check_new(path, r)
         try:
             times = kernel_times(col, header, path, device_index)
-            kept[r] = RankKernels(rank=r, file=_label(path), total_us=times.total_us,
-                                  launches=times.launches, kernels=times.by_name(col))
-            slower = best is None or times.total_us > kept[best_rank].total_us or (
-                times.total_us == kept[best_rank].total_us and r < best_rank)
-            if (r == rank) if rank is not None else slower:
-                best = import_collected(col, header, path, times, options,
-                                        identify_device=False)
-                best_rank, best_header, best_name = r, header, path.name
+            sums = RankKernels(rank=r, file=_label(path), total_us=times.total_us,
+                               launches=times.launches, kernels=times.by_name(col))
+            if pick.keep(sums):
+                pick.choose(import_collected(col, header, path, times, options,
+                                             identify_device=False), r, header, path.name)
         except ImportProblem as exc:
             if exc.message.startswith((path.name, _label(path))):
                 raise
             raise ImportProblem(f"{_label(path)}: {exc.message}") from None
         del col, header, times  # the next trace is read without this one in memory
-    if not kept:
-        raise ImportProblem(f"no rank trace can be read: {_said(bad)}")
-    if best is None:
-        raise ImportProblem(_no_such_rank(rank, kept, bad))
-    # identified once every trace has been read and dropped (it reads the peak table)
-    best.device_info = from_kineto(best_header, best.device.chosen, best_name)
-    ordered = [kept[r] for r in sorted(kept)]
-    chosen_by: ChosenBy = "--rank" if rank is not None else "slowest"
-    attach_spread(best.doc, best_rank, chosen_by, ordered)
-    if bad:
-        _note_skipped(best, bad, len(ordered))
-    return RanksImport(result=best, rank=best_rank, chosen_by=chosen_by, ranks=ordered,
-                       message=_message(best_rank, chosen_by, ordered, bad), skipped=bad)
 
 
 def _listing(ranks: Iterable[int]) -> str:

@@ -43,7 +43,7 @@ from roofline_tui.importers.tables import (
     read_text,
     what_is,
 )
-from roofline_tui.importers.torch_trace import head_text
+from roofline_tui.importers.sniff import head_text
 
 
 _AGENT = re.compile(r"(-?\d+)")
@@ -83,6 +83,37 @@ def _csv_head(path: Path, text: str) -> tuple[list[str], Any]:
     return head, reader
 
 
+def _api_trace(pname: str, header: dict[str, int], reader: Iterable[list[str]],
+               domain_i: int) -> str:
+    """Why an API-call trace CSV (rocprofv3 or rocpd2csv) is refused, naming its domains."""
+    domains = sorted({rec[domain_i].strip() for rec in reader
+                      if len(rec) > domain_i and rec[domain_i].strip()})
+    shown = printable(", ".join(domains[:4]) + (", ..." if len(domains) > 4 else ""),
+                      limit=120)
+    kind = ("a rocpd2csv API trace" if pick(header, "Guid") is not None
+            else "a rocprofv3 API trace")
+    return (f"{pname}: {kind} ({shown or 'no rows'}: one row per API call, no kernels), not a "
+            "kernel trace; import the kernel trace CSV of the same run instead (rocpd2csv "
+            "writes it as *_kernel_trace.csv)")
+
+
+def _not_a_kernel_trace(path: Path, text: str, head: list[str], named: bool) -> str:
+    """Why a CSV without kernel times is refused: a --pmc counter file (kernel names, no
+    times), a file another reader takes, or the columns it has."""
+    pname = printable(path.name)
+    if named and any(h.strip().upper().startswith(("FETCH_SIZE", "WRITE_SIZE", "SQ_", "TCC_",
+                                                   "TCP_", "GRBM_")) for h in head):
+        return (f"{pname}: a rocprof --pmc counter file (one row per dispatch, no kernel "
+                "times): give it to `roofline analyze --counters`, and import the kernel "
+                "trace (results.csv / kernel_trace.csv)")
+    what = what_is(path, text)
+    if what:
+        return f"{pname}: {what}; not a kernel trace"
+    shown = ", ".join(printable(c.strip(), limit=40) for c in head[:12]) or "(none)"
+    return (f"{pname}: not a kernel trace: no kernel name and start/end time columns "
+            f"(found: {shown})")
+
+
 def _rocprof_csv(path: Path) -> _Read:
     """rocprofv3 kernel_trace.csv / memory_copy_trace.csv (any version), rocpd2csv output,
     legacy rocprof (v1/v2) ``results.csv`` (``BeginNs``/``EndNs``) and ``results.stats.csv``."""
@@ -98,16 +129,7 @@ def _rocprof_csv(path: Path) -> _Read:
         return _rocprof_stats(path, head, reader)
     func_i, domain_i = pick(header, "Function"), pick(header, "Domain")
     if name_i is None and func_i is not None and domain_i is not None:
-        domains = sorted({rec[domain_i].strip() for rec in reader
-                          if len(rec) > domain_i and rec[domain_i].strip()})
-        shown = printable(", ".join(domains[:4]) + (", ..." if len(domains) > 4 else ""),
-                          limit=120)
-        kind = ("a rocpd2csv API trace" if pick(header, "Guid") is not None
-                else "a rocprofv3 API trace")
-        raise ImportProblem(f"{pname}: {kind} ({shown or 'no rows'}: one row per API call, "
-                            "no kernels), not a kernel trace; import the kernel trace CSV "
-                            "of the same run instead (rocpd2csv writes it as "
-                            "*_kernel_trace.csv)")
+        raise ImportProblem(_api_trace(pname, header, reader, domain_i))
     dir_i = pick(header, "Direction")
     start_i = pick(header, "Start_Timestamp", "BeginNs", "start")
     end_i = pick(header, "End_Timestamp", "EndNs", "end")
@@ -119,19 +141,8 @@ def _rocprof_csv(path: Path) -> _Read:
     if agent_i is None and not copies:
         agent_i = dst_i
     timed = (start_i is not None and end_i is not None) or dur_i is not None
-    if name_i is not None and not timed and any(
-            h.strip().upper().startswith(("FETCH_SIZE", "WRITE_SIZE", "SQ_", "TCC_", "TCP_",
-                                          "GRBM_")) for h in head):
-        raise ImportProblem(f"{pname}: a rocprof --pmc counter file (one row per dispatch, no "
-                            "kernel times): give it to `roofline analyze --counters`, and "
-                            "import the kernel trace (results.csv / kernel_trace.csv)")
     if (name_i is None and dir_i is None) or not timed:
-        what = what_is(path, text)
-        if what:
-            raise ImportProblem(f"{pname}: {what}; not a kernel trace")
-        shown = ", ".join(printable(c.strip(), limit=40) for c in head[:12]) or "(none)"
-        raise ImportProblem(f"{pname}: not a kernel trace: no kernel name and start/end "
-                            f"time columns (found: {shown})")
+        raise ImportProblem(_not_a_kernel_trace(path, text, head, name_i is not None))
     out = _Read()
     skipped = Skipped()
     width = len(head)
@@ -394,16 +405,46 @@ def _is_rocprofv3_json(path: Path) -> bool:
     return head.startswith("{") and '"rocprofiler-sdk-tool"' in head[:200]
 
 
+def _json_rows(path: Path, agents: dict[int, dict[str, Any]], names: dict[int, str],
+               sums: dict[tuple[int, int], list[float]], skipped: Skipped) -> _Read:
+    """The rows of a rocprofv3 JSON file's per-(agent, kernel) sums, named from its symbol
+    table, with the device its first agent used names."""
+    pname = printable(path.name)
+    out = _Read()
+    # agent handle -> node id, the N users give to --device-index
+    node_of = {h: integer(a.get("node_id")) for h, a in agents.items()}
+    unnamed = 0
+    for (h, kid), (calls, total) in sums.items():
+        name = names.get(kid)
+        if name is None:
+            unnamed += int(calls)
+            name = f"kernel_id {kid}"
+        dev = node_of.get(h)
+        out.rows.append(_Row(dev if dev is not None else h, name, float(total), int(calls)))
+    out.skipped = skipped.total()
+    out.notes = [n.replace("line", "record") for n in skipped.notes(pname)]
+    if unnamed:
+        out.notes.append(f"{pname}: {unnamed:,} dispatches of kernels missing from "
+                         "kernel_symbols, named by kernel_id")
+    if agents:
+        used = {h for h, _k in sums}
+        a = next((agents[h] for h in sorted(used) if h in agents), next(iter(agents.values())))
+        out.device = identify(a.get("product_name") if isinstance(a.get("product_name"), str)
+                              else None, {}, arch_hint=str(a.get("name") or ""),
+                              source=f"{path.name} agents[node {a.get('node_id', '?')}]")
+    return out
+
+
 def _rocprofv3_json(path: Path) -> _Read:
     """rocprofv3 ``--output-format json``: ``rocprofiler-sdk-tool[].buffer_records.
     kernel_dispatch[]`` joined to ``kernel_symbols[]`` (names) and ``agents[]`` (device).
     One streamed pass; memory holds only the symbol table and per-kernel sums."""
     pname = printable(path.name)
-    out = _Read()
     skipped = Skipped()
     agents: dict[int, dict[str, Any]] = {}
     names: dict[int, str] = {}
     sums: dict[tuple[int, int], list[float]] = {}
+
     def on_agent(a: Any) -> None:
         if not isinstance(a, dict) or integer(a.get("type")) != 2:  # 2: a GPU agent
             return
@@ -460,28 +501,7 @@ def _rocprofv3_json(path: Path) -> _Read:
         raise ImportProblem(f"{pname}: cannot read ({printable(str(exc), limit=80)})") from None
     finally:
         raw.close()
-    # agent handle -> node id, the N users give to --device-index
-    node_of = {h: integer(a.get("node_id")) for h, a in agents.items()}
-    unnamed = 0
-    for (h, kid), (calls, total) in sums.items():
-        name = names.get(kid)
-        if name is None:
-            unnamed += int(calls)
-            name = f"kernel_id {kid}"
-        dev = node_of.get(h)
-        out.rows.append(_Row(dev if dev is not None else h, name, float(total), int(calls)))
-    out.skipped = skipped.total()
-    out.notes = [n.replace("line", "record") for n in skipped.notes(pname)]
-    if unnamed:
-        out.notes.append(f"{pname}: {unnamed:,} dispatches of kernels missing from "
-                         "kernel_symbols, named by kernel_id")
-    if agents:
-        used = {h for h, _k in sums}
-        a = next((agents[h] for h in sorted(used) if h in agents), next(iter(agents.values())))
-        out.device = identify(a.get("product_name") if isinstance(a.get("product_name"), str)
-                              else None, {}, arch_hint=str(a.get("name") or ""),
-                              source=f"{path.name} agents[node {a.get('node_id', '?')}]")
-    return out
+    return _json_rows(path, agents, names, sums, skipped)
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,28 +523,34 @@ def open_rocpd(path: Path, seconds: float | None = None
                             f"({printable(str(exc))})") from None
 
 
+def _rocpd_sources(con: sqlite3.Connection, pname: str) -> list[tuple[str, bool]]:
+    """The views a rocpd database's rows are read from (name, whether of kernels): ``kernels``,
+    and ``memory_copies`` where there is one; another SQLite file is refused by name."""
+    try:
+        objects = {r[0]: r[1] for r in con.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('view','table')")}
+    except sqlite3.DatabaseError as exc:
+        raise ImportProblem(f"{pname}: not a readable SQLite database "
+                            f"({printable(str(exc))})") from None
+    if "kernels" not in objects:
+        if "TARGET_INFO_GPU" in objects or "CUPTI_ACTIVITY_KIND_KERNEL" in objects:
+            raise ImportProblem(f"{pname}: an Nsight Systems SQLite export, not rocpd; "
+                                "import it with `roofline import nsys`")
+        raise ImportProblem(f"{pname}: no `kernels` view; not a rocpd database?")
+    sources = [("kernels", True)]
+    if "memory_copies" in objects:
+        sources.append(("memory_copies", False))
+    return sources
+
+
 def _rocpd_rows(path: Path) -> _Read:
     pname = printable(path.name)
     con, budget = open_rocpd(path)
     out = _Read()
     skipped = Skipped()
     try:
-        try:
-            objects = {r[0]: r[1] for r in con.execute(
-                "SELECT name, type FROM sqlite_master WHERE type IN ('view','table')")}
-        except sqlite3.DatabaseError as exc:
-            raise ImportProblem(f"{pname}: not a readable SQLite database "
-                                f"({printable(str(exc))})") from None
-        if "kernels" not in objects:
-            if "TARGET_INFO_GPU" in objects or "CUPTI_ACTIVITY_KIND_KERNEL" in objects:
-                raise ImportProblem(f"{pname}: an Nsight Systems SQLite export, not rocpd; "
-                                    "import it with `roofline import nsys`")
-            raise ImportProblem(f"{pname}: no `kernels` view; not a rocpd database?")
-        sources = [("kernels", True)]
-        if "memory_copies" in objects:
-            sources.append(("memory_copies", False))
         n = 0
-        for view, is_kernel in sources:
+        for view, is_kernel in _rocpd_sources(con, pname):
             cols = [r[1] for r in con.execute(f"PRAGMA table_info(`{view}`)")]  # noqa: S608
             header = {norm(c): i for i, c in enumerate(cols)}
             name_i = pick(header, "name", "kernel_name", "display_name")

@@ -21,6 +21,7 @@ declares, a rollback journal left beside it by a writer that stopped mid-write, 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
 import zlib
@@ -162,6 +163,22 @@ class Head:
     gzipped: bool = False  # ``raw`` and ``text`` are the inflated head of a gzip file
     damage: str = ""  # an SQLite file's SqliteState.damage
     detail: str = ""  # the figures behind it
+
+
+def head_text(path: Path, n: int = 4096) -> str:
+    """The first ``n`` characters of a (possibly gzipped) text file; ``""`` when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    data = gz.read(n)
+            else:
+                fh.seek(0)
+                data = fh.read(n)
+    except (OSError, EOFError, zlib.error):
+        return ""
+    return data.decode("utf-8", "replace")
 
 
 def _inflate(raw: bytes) -> bytes:

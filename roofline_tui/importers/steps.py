@@ -400,6 +400,37 @@ def _decode_sq(bs: int | None, sqsq: int | None, notes: _Notes, *,
     return r
 
 
+def _sg_mixed(kv: dict[str, int | None], bs: int | None, notes: _Notes
+              ) -> tuple[Group, Group]:
+    """The context and generation groups of a MIXED step: the requests each side has, filled
+    from ``bs`` when the label gives one side only, and the text form of PR #23419 (``ext``,
+    ``dec``) read as the query tokens."""
+    c_req, g_req = kv.get("c"), kv.get("g")
+    dec, ext = kv.get("dec"), kv.get("ext")
+    if g_req is None and dec is not None:
+        g_req = dec
+        notes.fill(f"generation requests = dec = {dec} (PR #23419 text form)")
+    if bs is not None and (c_req is None) != (g_req is None):
+        if c_req is None and g_req is not None and g_req <= bs:
+            c_req = bs - g_req
+            notes.fill(f"context requests = bs - g = {c_req} (label has no c=)")
+        elif g_req is None and c_req is not None and c_req <= bs:
+            g_req = bs - c_req
+            notes.fill(f"generation requests = bs - c = {g_req} (label has no g=)")
+    ctx = _sg_group(kv, "c", c_req)
+    gen = _sg_group(kv, "g", g_req)
+    if ctx.sq is None and ext is not None:
+        ctx = Group(ctx.requests, ext, ctx.sk, ctx.sqsq, ctx.sqsk)
+        notes.fill(f"c_sq = ext = {ext} (PR #23419 text form; ext read as the prefill "
+                   "tokens)")
+    if gen.sq is None and dec is not None and gen.sqsq is None:
+        gen = Group(gen.requests, dec, gen.sk, gen.sqsq, gen.sqsk)
+        notes.fill(f"g_sq = dec = {dec} (one token per decode request)")
+    if bs is not None and c_req is not None and g_req is not None and c_req + g_req != bs:
+        notes.problem(f"c + g = {c_req + g_req} != bs = {bs}")
+    return ctx, gen
+
+
 def _parse_sglang(name: str) -> StepRecord | None:
     m = _SGLANG.match(name)
     if m is None:
@@ -416,29 +447,7 @@ def _parse_sglang(name: str) -> StepRecord | None:
     decode_like = mode == "DECODE" or mode == "TARGET_VERIFY" or "DECODE" in mode
 
     if mode == "MIXED":
-        c_req, g_req = kv.get("c"), kv.get("g")
-        dec, ext = kv.get("dec"), kv.get("ext")
-        if g_req is None and dec is not None:
-            g_req = dec
-            notes.fill(f"generation requests = dec = {dec} (PR #23419 text form)")
-        if bs is not None and (c_req is None) != (g_req is None):
-            if c_req is None and g_req is not None and g_req <= bs:
-                c_req = bs - g_req
-                notes.fill(f"context requests = bs - g = {c_req} (label has no c=)")
-            elif g_req is None and c_req is not None and c_req <= bs:
-                g_req = bs - c_req
-                notes.fill(f"generation requests = bs - c = {g_req} (label has no g=)")
-        ctx = _sg_group(kv, "c", c_req)
-        gen = _sg_group(kv, "g", g_req)
-        if ctx.sq is None and ext is not None:
-            ctx = Group(ctx.requests, ext, ctx.sk, ctx.sqsq, ctx.sqsk)
-            notes.fill(f"c_sq = ext = {ext} (PR #23419 text form; ext read as the prefill "
-                       "tokens)")
-        if gen.sq is None and dec is not None and gen.sqsq is None:
-            gen = Group(gen.requests, dec, gen.sk, gen.sqsq, gen.sqsk)
-            notes.fill(f"g_sq = dec = {dec} (one token per decode request)")
-        if bs is not None and c_req is not None and g_req is not None and c_req + g_req != bs:
-            notes.problem(f"c + g = {c_req + g_req} != bs = {bs}")
+        ctx, gen = _sg_mixed(kv, bs, notes)
     elif has_c or has_g:
         # the keys say where the work goes (TraceLens's patch files TARGET_VERIFY under c_)
         if has_c:

@@ -25,7 +25,7 @@ from roofline_tui.importers.common import ImportProblem, KernelAgg, PhaseAgg
 from roofline_tui.importers.device import DeviceInfo
 from roofline_tui.importers.instances import InstanceAgg
 from roofline_tui.importers.spread import RankKernels, attach_spread
-from roofline_tui.importers.torch_trace import head_text
+from roofline_tui.importers.sniff import head_text
 
 csv.field_size_limit(1 << 26)
 

@@ -233,7 +233,7 @@ CONFIG = REAL_FORMATS / "configs" / "Qwen3-8B" / "config.json"
 
 
 def test_the_four_hipblaslt_heads_of_a_real_decode_profile_read_apart(tmp_path: Path) -> None:
-    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+    from roofline_tui.importers.torch import TorchOptions, import_torch
 
     trace = need(WILD / "tracelens_sglang_qwen3-8b_decode.json.gz")
     capture = need(WILD / "tracelens_sglang_MI300X_decode_graph_capture_bs32_rank0.json.gz")

@@ -37,7 +37,7 @@ FIRST = {
 
 
 def _analyse(case: str, tmp: Path) -> dict[str, object]:
-    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+    from roofline_tui.importers.torch import TorchOptions, import_torch
 
     trace, captures, config, device = CASES[case]
     cfg = need(CONFIGS / config / "config.json")

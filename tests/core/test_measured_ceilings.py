@@ -336,7 +336,7 @@ def test_mi300x_prefill_gemm_is_compute_bound_and_saturated(tmp_path: Path) -> N
     """Done-when: the torch.compile trace's 32768×2048×8192 bf16 GEMM runs at 586.5 TFLOP/s,
     0.88 of MI300X's measured 668.4 TFLOP/s bf16 ceiling: compute-bound, saturated, speedup
     0.90 / 0.8775 ≈ 1.03×. Against the 1307.4 data sheet it read 0.45, "latency", 2.0×."""
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.torch import import_torch
 
     trace = need(TRACE)
     rate = _hand_rate(trace)

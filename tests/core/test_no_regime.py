@@ -16,7 +16,7 @@ from roofline_tui.core.analyze import AnalyzeOptions, pick_regime
 from roofline_tui.core.artifact import Artifact
 from roofline_tui.core.inputs import load_topn
 from roofline_tui.core.rounds.analysis import RoundSources, analyze_round
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch import import_torch
 from tests.paths import REAL_FORMATS, need
 
 MI210_TRACE = REAL_FORMATS / "wild" / "tracelens_mi210_gpu_only_trace.json.gz"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline_tui.core.extension import EXTENSION_KEY
-from roofline_tui.importers.torch_trace import concrete_value, import_torch
+from roofline_tui.importers.torch import concrete_value, import_torch
 from tests.paths import WILD_FIXTURES
 
 X = EXTENSION_KEY

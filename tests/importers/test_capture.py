@@ -618,7 +618,7 @@ def test_bombs_beside_a_trace_cost_the_import_only_the_bound(
     import shutil
 
     from roofline_tui.importers import capture
-    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+    from roofline_tui.importers.torch import TorchOptions, import_torch
 
     # (raising=False: on a tree without the bound the test fails on what the import says)
     monkeypatch.setattr(capture, "MAX_TOTAL_TEXT_BYTES", 40 * MiB, raising=False)

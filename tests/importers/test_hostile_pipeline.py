@@ -25,7 +25,7 @@ from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
 from roofline_tui.importers.nsys import import_nsys
 from roofline_tui.importers.rocprof import import_rocprofv3
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch import import_torch
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow,

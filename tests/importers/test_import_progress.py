@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers import torch_trace
+from roofline_tui.importers.torch import reading
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch import import_torch
 
 
 def _small_gzipped_trace(tmp_path: Path) -> Path:
@@ -42,7 +42,7 @@ def _read_all(fd: int) -> bytes:
 def test_a_small_gzipped_trace_shows_progress_on_a_terminal_once_slow(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _small_gzipped_trace(tmp_path)
-    monkeypatch.setattr(torch_trace, "PROGRESS_AFTER_S", 0.0)  # "slow" from the first read
+    monkeypatch.setattr(reading, "PROGRESS_AFTER_S", 0.0)  # "slow" from the first read
     master, slave = pty.openpty()
     term = io.TextIOWrapper(os.fdopen(slave, "wb", buffering=0), encoding="utf-8",
                             write_through=True)
@@ -63,7 +63,7 @@ def test_nothing_is_shown_when_stderr_is_not_a_terminal(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _small_gzipped_trace(tmp_path)
-    monkeypatch.setattr(torch_trace, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(reading, "PROGRESS_AFTER_S", 0.0)
     import_torch(path, chunk=4096)
     assert capsys.readouterr().err == ""
 
@@ -71,7 +71,7 @@ def test_nothing_is_shown_when_stderr_is_not_a_terminal(
 def test_a_quick_import_on_a_terminal_shows_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _small_gzipped_trace(tmp_path)
-    monkeypatch.setattr(torch_trace, "PROGRESS_AFTER_S", 3600.0)
+    monkeypatch.setattr(reading, "PROGRESS_AFTER_S", 3600.0)
     master, slave = pty.openpty()
     term = io.TextIOWrapper(os.fdopen(slave, "wb", buffering=0), encoding="utf-8",
                             write_through=True)

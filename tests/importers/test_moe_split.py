@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch import import_torch
 
 KERNEL = "ck_moe_gemm_kernel_bf16"  # says neither stage
 HID, INTER, E = 2048, 768, 128      # Qwen3-30B-A3B: hidden, moe_intermediate, experts

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+from roofline_tui.importers.torch import TorchOptions, import_torch
 
 from .conftest import REAL, need
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.nsys import import_nsys
 from roofline_tui.importers.rocprof import import_rocprofv3
-from roofline_tui.importers.torch_trace import import_torch
+from roofline_tui.importers.torch import import_torch
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

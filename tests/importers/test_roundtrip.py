@@ -9,7 +9,7 @@ from pathlib import Path
 
 from roofline_tui.importers.common import write_round
 from roofline_tui.importers.synth import GEMM, SynthSpec, write_trace
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+from roofline_tui.importers.torch import TorchOptions, import_torch
 from tests.paths import REPO_ROOT
 
 

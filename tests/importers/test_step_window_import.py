@@ -15,7 +15,7 @@ import pytest
 from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.step_window import StepRequest
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+from roofline_tui.importers.torch import TorchOptions, import_torch
 from tests.paths import WILD_FIXTURES
 
 from .conftest import run_cli

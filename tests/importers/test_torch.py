@@ -10,7 +10,7 @@ import pytest
 
 from roofline_tui.importers.common import ImportProblem, write_round
 from roofline_tui.importers.synth import MOE, NORM, SynthSpec, synthetic_trace, write_trace
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch, parse_step
+from roofline_tui.importers.torch import TorchOptions, import_torch, parse_step
 
 from .conftest import REAL, need
 

@@ -8,7 +8,8 @@ import bisect
 import random
 from array import array
 
-from roofline_tui.importers.torch_trace import _innermost_by_thread, _steps_by_run
+from roofline_tui.importers.torch.spans import innermost_by_thread
+from roofline_tui.importers.torch.step_join import _steps_by_run
 
 
 def _spans(rng: random.Random, n: int) -> tuple[array[float], array[float]]:
@@ -37,8 +38,8 @@ def test_one_thread_join_is_the_grouped_join() -> None:
             q_tid[p] = -1
             q_ts[p] = 0.0  # as _find_launches leaves a row without a launch
         s_tid = array("q", [3] * len(s_ts))
-        fast = _innermost_by_thread(q_tid, q_ts, s_tid, s_ts, s_end)
-        general = _innermost_by_thread(q_tid + array("q", [9]), q_ts + array("d", [1.0]),
+        fast = innermost_by_thread(q_tid, q_ts, s_tid, s_ts, s_end)
+        general = innermost_by_thread(q_tid + array("q", [9]), q_ts + array("d", [1.0]),
                                        s_tid + array("q", [9]), s_ts + array("d", [0.0]),
                                        s_end + array("d", [5.0]))
         assert fast.tolist() == general.tolist()[:len(q_ts)]
@@ -104,5 +105,5 @@ def test_innermost_is_the_last_open_span() -> None:
         for _hole in range(rng.randint(0, 2)):
             p = rng.randrange(len(q_ts))
             q_tid[p], q_ts[p] = -1, 0.0  # as _find_launches leaves a row without a launch
-        got = _innermost_by_thread(q_tid, q_ts, s_tid, s_ts, s_end)
+        got = innermost_by_thread(q_tid, q_ts, s_tid, s_ts, s_end)
         assert got.tolist() == _brute_innermost(q_tid, q_ts, s_tid, s_ts, s_end), case

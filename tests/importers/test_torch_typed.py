@@ -1,6 +1,6 @@
 """The typed trace reader (issue 38 item 3: ``importers.kineto_events``, msgspec records) and the
-collector's typed loop (``_Collector.add_typed_batches``) leave exactly the state that the dict
-reader and :meth:`_Collector.add`, one event at a time, leave: the same rows in every typed
+collector's fast reader (``importers.torch.typed_loop``) leave exactly the state that the dict
+reader and :meth:`Collector.add`, one event at a time, leave: the same rows in every typed
 array, the same interned names, threads, signatures and geometries (same order, same ids), the
 same counters and caches. Checked on the synthetic and real traces and on events with every
 field missing, mistyped, out of range or oddly spelt, in batches small enough that the odd
@@ -22,28 +22,61 @@ from roofline_tui.importers import step_time
 from roofline_tui.importers.jsonstream import _DIGITS_TO_0, _LONG_DIGITS, TraceEventStream
 from roofline_tui.importers.kineto_events import Event, TypedEventStream, long_digit_run
 from roofline_tui.importers.synth import SynthSpec, synthetic_trace
-from roofline_tui.importers.torch_trace import (
-    _Collector,
-    _compute_in_steps,
-    _rows_not_compute,
-    collect,
-)
+from roofline_tui.importers.torch import collect
+from roofline_tui.importers.torch.collector import Collector
+from roofline_tui.importers.torch.step_join import _compute_in_steps, _rows_not_compute
+from roofline_tui.importers.torch.typed_loop import read_batches
 from tests.importers.conftest import REAL
-from tests.importers.test_torch_batch import _mutate, _state
+
+def _state(col: Collector) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in vars(col).items():
+        if isinstance(value, array):
+            out[name] = (value.typecode, value.tolist())
+        else:
+            out[name] = value
+    return out
+
+
+_ODD_VALUES: list[Any] = [
+    None, True, False, 0, -1, 7, 2**62, -(2**62), 2**63, 10**31, 1.5, -0.0, 0.0, -3.0, 1e31,
+    float("inf"), "12", "", "x", [], [1], {}, {"a": 1},
+]
+
+
+def _mutate(ev: dict[str, Any], rng: random.Random) -> Any:
+    """The event with a few of its fields (or its args' fields) removed or replaced."""
+    out = json.loads(json.dumps(ev))
+    for _ in range(rng.randint(1, 3)):
+        target = out
+        if isinstance(out.get("args"), dict) and rng.random() < 0.5:
+            target = out["args"]
+        keys = list(target) + ["ph", "pid", "tid", "external id", "Input dims", "grid", "block"]
+        key = rng.choice(keys)
+        roll = rng.random()
+        if roll < 0.25:
+            target.pop(key, None)
+        elif roll < 0.35 and key == "cat" and isinstance(target.get(key), str):
+            target[key] = target[key].upper()
+        else:
+            target[key] = rng.choice(_ODD_VALUES)
+    if rng.random() < 0.02:
+        return rng.choice([None, 3, "event", [out]])
+    return out
 
 
 def _reference(text: str) -> dict[str, Any]:
     """The dict reader's events, one at a time through ``add``."""
-    col = _Collector()
+    col = Collector()
     for ev in TraceEventStream(io.StringIO(text)).events():
         col.add(ev)
     return _state(col)
 
 
 def _typed(text: str, batch: int = 1 << 15) -> tuple[dict[str, Any], int]:
-    """The typed reader's batches through ``add_typed_batches``; and how many events came as
+    """The typed reader's batches through ``read_batches``; and how many events came as
     typed records."""
-    col = _Collector()
+    col = Collector()
     typed = 0
 
     def batches() -> Any:
@@ -52,7 +85,7 @@ def _typed(text: str, batch: int = 1 << 15) -> tuple[dict[str, Any], int]:
             typed += sum(ev.__class__ is Event for ev in b)
             yield b
 
-    col.add_typed_batches(batches())
+    read_batches(col, batches())
     return _state(col), typed
 
 

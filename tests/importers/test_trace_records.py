@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from roofline_tui.core.extension import EXTENSION_KEY
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+from roofline_tui.importers.torch import TorchOptions, import_torch
 from tests.paths import DEMO, REAL_FORMATS, REPO_ROOT, need
 
 WILD = REAL_FORMATS / "wild"

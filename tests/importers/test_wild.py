@@ -19,7 +19,7 @@ from roofline_tui.importers.common import ImportProblem
 from roofline_tui.importers.finish import finish_import
 from roofline_tui.importers.nsys import import_nsys
 from roofline_tui.importers.rocprof import import_rocprofv3, rocpd_uri
-from roofline_tui.importers.torch_trace import TorchOptions, import_torch, parse_step
+from roofline_tui.importers.torch import TorchOptions, import_torch, parse_step
 from tests.paths import REAL_FORMATS, REPO_ROOT, WILD_FIXTURES
 
 F = WILD_FIXTURES

@@ -23,7 +23,7 @@ from roofline_tui.core.parallelism import TensorParallel
 from roofline_tui.core.precision import Device
 from roofline_tui.core.topn_ext import Instance
 
-# the torch importer's per-entry note on launches replayed from a graph (importers.torch_trace)
+# the torch importer's per-entry note on launches replayed from a graph (importers.torch)
 _REPLAYED = "replayed from a CUDA/HIP graph"
 
 # Which memory roof a kernel's bytes cross: device HBM, or the host link (PCIe / C2C) for

@@ -19,16 +19,21 @@ from typing import TYPE_CHECKING, Any
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.capture import (
     CaptureFile,
+    CapturedLaunch,
     align,
     choose_capture,
     read_capture_files,
 )
+from roofline_tui.importers.torch.launches import HOW_CAPTURE
+from roofline_tui.importers.torch.signatures import make_sig, module_name
 
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Sequence
 
-    from roofline_tui.importers.torch_trace import _Collector, _Launches, _Shaped, _Step
+    from roofline_tui.importers.torch.collector import Collector
+    from roofline_tui.importers.torch.launches import KernelLaunches, Shaped
+    from roofline_tui.importers.torch.step_records import StepSpan
 
 MAX_CAPTURE_FILES = 256
 
@@ -63,14 +68,12 @@ def _read(paths: list[Path], notes: list[str]) -> list[CaptureFile]:
     return files
 
 
-def join_replays(col: _Collector, rows: Sequence[int], launches: _Launches, shaped: _Shaped,
-                 steps: list[_Step], step_of: array[int], paths: list[Path], *,
+def join_replays(col: Collector, rows: Sequence[int], launches: KernelLaunches, shaped: Shaped,
+                 steps: list[StepSpan], step_of: array[int], paths: list[Path], *,
                  rank: int | None = None) -> ReplayJoin:
     """Give replayed rows the op signature of their captured launch (``shaped`` is filled in
     place, with ``HOW_CAPTURE``). ``rank``: the execution trace's rank, whose own captures are
     preferred (vLLM writes rank 0's only: the name alignment then checks they fit)."""
-    from roofline_tui.importers.torch_trace import HOW_CAPTURE, make_sig, module_name
-
     out = ReplayJoin()
     files = _read(paths, out.notes)
     g_corr, g_ts = col.g_corr, col.g_ts
@@ -128,28 +131,36 @@ def join_replays(col: _Collector, rows: Sequence[int], launches: _Launches, shap
                                         "how": got.how})
             rec["graph_launches"] += 1
             for p, idx in zip(ps, got.index, strict=True):
-                if idx is None:
-                    continue
-                ln = root.launches[idx]
-                if ln.op is not None and ln.dims is not None:
-                    sig = make_sig(ln.op, _lists(ln.dims), list(ln.types or ()))
-                    if sig is not None:
-                        shaped.sig[p] = col.sig_id(sig)
-                        shaped.how[p] = HOW_CAPTURE
+                if idx is not None:
+                    call = (str(cfile.path), corr)
+                    if _take_launch(col, shaped, p, root.launches[idx], call, events, base):
                         out.shaped += 1
                         rec["kernels"] += 1
-                if ln.op_event is not None:
-                    # one captured op call, replayed once per graph launch: events of the
-                    # execution trace are numbered from 0, captured ones past them
-                    call = (str(cfile.path), corr, ln.op_event)
-                    shaped.event[p] = events.setdefault(call, base + len(events))
-                if ln.module:
-                    shaped.module[p] = col._module_id(module_name(ln.module))
-                if ln.grid is not None or ln.block is not None:
-                    shaped.geom[p] = col.geom_id(list(ln.grid or ()) or None,
-                                                 list(ln.block or ()) or None)
     out.used = list(used.values())
     for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         out.notes.append(f"{n:,} replayed kernel(s) keep no shapes: {printable(why, limit=300)}"
                          if n else printable(why, limit=300))
     return out
+
+
+def _take_launch(col: Collector, shaped: Shaped, p: int, ln: CapturedLaunch, call: tuple[str, int],
+                 events: dict[tuple[str, int, int], int], base: int) -> bool:
+    """Row ``p`` takes what its captured launch ``ln`` recorded: the op signature (True when
+    one is taken), the launching op call, the module path, the geometry. ``call``: the capture
+    file and the graph launch's correlation id."""
+    taken = False
+    if ln.op is not None and ln.dims is not None:
+        sig = make_sig(ln.op, _lists(ln.dims), list(ln.types or ()))
+        if sig is not None:
+            shaped.sig[p] = col.sig_id(sig)
+            shaped.how[p] = HOW_CAPTURE
+            taken = True
+    if ln.op_event is not None:
+        # one captured op call, replayed once per graph launch: events of the execution
+        # trace are numbered from 0, captured ones past them
+        shaped.event[p] = events.setdefault((*call, ln.op_event), base + len(events))
+    if ln.module:
+        shaped.module[p] = col._module_id(module_name(ln.module))
+    if ln.grid is not None or ln.block is not None:
+        shaped.geom[p] = col.geom_id(list(ln.grid or ()) or None, list(ln.block or ()) or None)
+    return taken

@@ -159,7 +159,7 @@ def _hand_flops(events: list[dict[str, Any]]) -> float:
 def _analysed_attention(tmp_path: Path, trace: Path) -> Any:
     from roofline_tui.core.analyze import AnalyzeOptions
     from roofline_tui.core.rounds.analysis import RoundSources, analyze_round
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.torch import import_torch
 
     (tmp_path / "profile_topN.json").write_text(json.dumps(
         import_torch(trace, progress=False).doc))

@@ -400,7 +400,7 @@ def test_h100_qwen_trace_flash_flops_per_launch(tmp_path: Path) -> None:
     """TraceLens's H100 Qwen1.5-0.5B trace, imported and analysed: the flash_fwd_kernel entry's
     24 shaped launches are one [16, 559, 16, 64] call each, 10,257,694,720 FLOPs per launch
     (10.26 GF, worked in test_h100_flash_call_from_its_recorded_shapes)."""
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.torch import import_torch
 
     trace = need(REAL_FORMATS / "wild" / "tracelens_h100_qwen1.5-0.5b.json.gz")
     cfg = need(REAL_FORMATS / "configs" / "Qwen1.5-0.5B-Chat" / "config.json")
@@ -415,7 +415,7 @@ def test_vllm_full_decode_trace_both_attention_kernels(tmp_path: Path) -> None:
     """TraceLens's vLLM FULL decode (gpt-oss-20b, MI300X) with its capture: the 3-D kernel keeps
     the full 113,340,416 B, the 2-D one (over peak with it) the 128-token window's 8,912,896 B
     (worked in test_vllm_decode_window_candidate_picks_the_feasible_layer_kind)."""
-    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+    from roofline_tui.importers.torch import TorchOptions, import_torch
 
     wild = REAL_FORMATS / "wild"
     trace = need(wild / "tracelens_vllm_decode_full_graph_execution.json.gz")

@@ -260,7 +260,7 @@ def test_h100_copy_kernel_bytes_per_launch_end_to_end(tmp_path: Path) -> None:
     HBM peak) and read the direct-copy kernel's bytes per launch: both of its recorded
     instances copy 9,158,656 bf16 elements (``[16,16,559,64]`` and ``[16,559,16,64]``), so
     the calls-weighted figure is 2 · 9,158,656 · 2 = 36,634,624 B (it was 54,951,936)."""
-    from roofline_tui.importers.torch_trace import import_torch
+    from roofline_tui.importers.torch import import_torch
 
     trace = need(H100_TRACE)
     config = need(QWEN_05B)

@@ -276,7 +276,7 @@ def test_gpt_oss_down_kernel_end_to_end(tmp_path: Path) -> None:
     Gate/up, stage 1: 31.450 · 2·I·H · 0.53125 B + (M·H + pairs·I)·2 B = 278.09 MB in
     136.363 µs: 2.04 TB/s, now above the down kernel.
     """
-    from roofline_tui.importers.torch_trace import TorchOptions, import_torch
+    from roofline_tui.importers.torch import TorchOptions, import_torch
 
     result = import_torch(need(EXEC), TorchOptions(captures=[need(CAPTURE)]), progress=False)
     rd = tmp_path / "round_0"
