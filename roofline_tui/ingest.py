@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from roofline_tui.core.layout import INGEST_STATE_NAME, ROUND_PREFIX, SOURCE_NAME
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.store import (
     MAX_SMALL_BYTES,
     ReadProblem,
@@ -77,12 +78,12 @@ NOT_TRACES = frozenset({"profile_topN.json", "profile_roofline.json", "env_repor
                         "execution_details.json", "source.json", STATE_NAME})
 _TEMP_ENDINGS = (".tmp", ".temp", ".part", ".partial", ".swp", "~", ".crdownload")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_RANK_DIR = re.compile(r"^(?:.*[_.-])?rank[_-]?\d{1,6}$", re.IGNORECASE)
+_RANK_DIR = lazy_compile(r"^(?:.*[_.-])?rank[_-]?\d{1,6}$", re.IGNORECASE)
 # a timestamp in a name: 10-19 digits (s, ms, µs, ns since the epoch) or seconds.fraction
-_STAMP = re.compile(r"(?<![0-9])(\d{10}\.\d{1,9}|\d{10,19})(?![0-9])")
+_STAMP = lazy_compile(r"(?<![0-9])(\d{10}\.\d{1,9}|\d{10,19})(?![0-9])")
 PARTIAL_MARK = ".partial-"
-_PARTIAL = re.compile(r"^\.round_\d+\.partial-[0-9a-z_]+$")
-_NUMERIC_ROUND = re.compile(r"^round_(\d+)$")
+_PARTIAL = lazy_compile(r"^\.round_\d+\.partial-[0-9a-z_]+$")
+_NUMERIC_ROUND = lazy_compile(r"^round_(\d+)$")
 
 Kind = Literal["torch", "nsys", "rocprofv3"]
 # rocprofv3 writes <output dir>/<host>/<pid>_kernel_trace.csv (or <pid>_results.db with

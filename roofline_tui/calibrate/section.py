@@ -23,13 +23,13 @@ import contextlib
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roofline_tui.calibrate.sweep import DTYPES, Calibration, DeviceInfo, DtypeResult
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.peaks import PeakSection, match_product, sized_board_product
 from roofline_tui.core.store import atomic_write_text
 from roofline_tui.core.textsafe import printable
@@ -154,7 +154,7 @@ def _yaml_scalar(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=True)
 
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN_KEY = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _yaml_key(key: object) -> str:

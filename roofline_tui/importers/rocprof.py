@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import re
 import sqlite3
 import zlib
 from collections.abc import Iterable
@@ -18,6 +17,7 @@ from typing import Any
 
 from roofline_tui.core import store
 from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.measured.sqlite_ro import (
     SQLITE_ROW_BUDGET,
     SQLITE_TIME_BUDGET_S,
@@ -30,7 +30,7 @@ from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import DEFAULT_TOP, ImportProblem, KernelAgg, build_topn
 from roofline_tui.importers.device import DeviceInfo, identify
 from roofline_tui.importers.jsonstream import JsonWalker
-from roofline_tui.importers.sniff import ROCPROF
+from roofline_tui.importers.sniff import ROCPROF, head_text
 from roofline_tui.importers.sniff import check as sniff_check
 from roofline_tui.importers.tables import (
     Skipped,
@@ -43,10 +43,9 @@ from roofline_tui.importers.tables import (
     read_text,
     what_is,
 )
-from roofline_tui.importers.sniff import head_text
 
 
-_AGENT = re.compile(r"(-?\d+)")
+_AGENT = lazy_compile(r"(-?\d+)")
 
 
 def _agent(text: str) -> int:
@@ -264,14 +263,14 @@ def copy_direction(cell: str, src: int, dst: int, types: dict[int, str]) -> tupl
 
 # rocprofv3 --stats writes one <domain>_stats.csv per traced domain, all with kernel_stats.csv's
 # columns; only kernel_stats.csv holds kernels
-_STATS_FILE = re.compile(r"(?:^|[_.\-])(?P<domain>hip_api|hsa_api|marker_api|rccl_api|"
-                         r"rocdecode_api|rocjpeg_api|ompt|memory_copy|memory_allocation|"
-                         r"scratch_memory|kernel|domain)_stats\.csv$")
+_STATS_FILE = lazy_compile(r"(?:^|[_.\-])(?P<domain>hip_api|hsa_api|marker_api|rccl_api|"
+                           r"rocdecode_api|rocjpeg_api|ompt|memory_copy|memory_allocation|"
+                           r"scratch_memory|kernel|domain)_stats\.csv$")
 _STATS_LABEL = {"hip_api": "HIP API", "hsa_api": "HSA API", "marker_api": "ROCTx marker",
                 "rccl_api": "RCCL API", "rocdecode_api": "rocDecode API",
                 "rocjpeg_api": "rocJPEG API", "ompt": "OpenMP (OMPT)"}
-_API_NAME = re.compile(r"^_{0,2}(?P<api>hip|hsa|rccl|roctx)(?=[A-Z_])")
-_DOMAIN_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # HIP_API, KERNEL_DISPATCH
+_API_NAME = lazy_compile(r"^_{0,2}(?P<api>hip|hsa|rccl|roctx)(?=[A-Z_])")
+_DOMAIN_NAME = lazy_compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # HIP_API, KERNEL_DISPATCH
 
 
 def _stats_domain(path: Path, names: list[str]) -> str | None:
@@ -333,7 +332,7 @@ def _rocprof_stats(path: Path, head: list[str], reader: Any) -> _Read:
     return out
 
 
-_SUMMARY_TITLE = re.compile(r"^\s*ROCPROFV3\s+(?P<domain>[A-Z_]+\s+)?SUMMARY:\s*$")
+_SUMMARY_TITLE = lazy_compile(r"^\s*ROCPROFV3\s+(?P<domain>[A-Z_]+\s+)?SUMMARY:\s*$")
 
 
 def _rocprof_summary(path: Path) -> _Read:

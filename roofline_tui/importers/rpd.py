@@ -29,7 +29,6 @@ the database (copies by their ``Copy…`` names, the rest kernels). Times there 
 from __future__ import annotations
 
 import gzip
-import re
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from typing import Any
 
 from roofline_tui.core import store
 from roofline_tui.core.coerce import integer, number
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.measured.sqlite_ro import (
     SQLITE_ROW_BUDGET,
     SQLITE_TIME_BUDGET_S,
@@ -62,7 +62,7 @@ COPY_OPS = {
     "CopyPeerToPeer": "Memcpy PtoP",
     "FillBuffer": "Memset",
 }
-_GPU_PROCESS = re.compile(r"^GPU\s*(\d{1,4})$")
+_GPU_PROCESS = lazy_compile(r"^GPU\s*(\d{1,4})$")
 _OP_SQL = ("SELECT o.id, o.gpuId, o.start, o.end, d.string, t.string FROM rocpd_op o "
            "JOIN rocpd_string d ON d.id = o.description_id "
            "JOIN rocpd_string t ON t.id = o.opType_id "

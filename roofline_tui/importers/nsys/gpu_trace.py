@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from roofline_tui.core.coerce import integer
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import cap_name
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import ImportProblem, build_topn
@@ -23,8 +24,8 @@ from roofline_tui.importers.tables import (
     pick,
 )
 
-_DEVICE_CELL = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)\s*$")
-_NSYS_COPY = re.compile(r"^\[CUDA (?P<what>memcpy|memset)\s*(?P<dir>[^\]]*)\]$", re.IGNORECASE)
+_DEVICE_CELL = lazy_compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)\s*$")
+_NSYS_COPY = lazy_compile(r"^\[CUDA (?P<what>memcpy|memset)\s*(?P<dir>[^\]]*)\]$", re.IGNORECASE)
 _NSYS_COPY_DIRS = {"host-to-device": "HtoD", "device-to-host": "DtoH",
                    "device-to-device": "DtoD", "host-to-host": "HtoH",
                    "peer-to-peer": "PtoP", "htod": "HtoD", "dtoh": "DtoH", "dtod": "DtoD",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofline_tui.core.coerce import integer
+from roofline_tui.core.lazy_re import lazy_compile
 from roofline_tui.core.names import cap_name, is_truncated
 from roofline_tui.core.textsafe import printable
 from roofline_tui.importers.common import ImportProblem, KernelAgg, build_topn
@@ -19,18 +20,18 @@ from roofline_tui.importers.tables import Skipped, TableImport, norm, ns, pick, 
 
 _KERNEL_REPORTS = ("cuda_gpu_kern_sum", "gpukernsum", "cuda kernel statistics",
                    "cuda gpu kernel summary")
-_PROCESSING = re.compile(r"^\s*Processing \[.*?\] with \[(?P<script>[^\]]*)\]")
-_BANNER = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>\w+)\))?\s*:?\s*$")
-_SKIPPED = re.compile(r"^\s*SKIPPED:\s*(?P<why>.*)$")
+_PROCESSING = lazy_compile(r"^\s*Processing \[.*?\] with \[(?P<script>[^\]]*)\]")
+_BANNER = lazy_compile(r"^\s*\*\*\s*(?P<title>.*?)\s*(?:\((?P<report>\w+)\))?\s*:?\s*$")
+_SKIPPED = lazy_compile(r"^\s*SKIPPED:\s*(?P<why>.*)$")
 # nsys 2021 console: "Running [/opt/.../reports/gpukernsum.py report1.sqlite]... " (a SKIPPED
 # reason may follow on the same line)
-_RUNNING = re.compile(r"^\s*Running \[(?P<script>[^\]\s]+\.py)\b[^\]]*\]\.*\s*(?P<rest>.*)$")
+_RUNNING = lazy_compile(r"^\s*Running \[(?P<script>[^\]\s]+\.py)\b[^\]]*\]\.*\s*(?P<rest>.*)$")
 # `nsys profile --stats=true` console: "[6/8] Executing 'cuda_gpu_kern_sum' stats report"
-_EXECUTING = re.compile(r"^\s*\[\s*\d+\s*/\s*\d+\s*\]\s*Executing\s+'(?P<report>[^']+)'\s+"
-                        r"stats report")
+_EXECUTING = lazy_compile(r"^\s*\[\s*\d+\s*/\s*\d+\s*\]\s*Executing\s+'(?P<report>[^']+)'\s+"
+                          r"stats report")
 # nsys 2020-2021 console: a bare "CUDA Kernel Statistics:" title line
-_TITLE = re.compile(r"^\s*(?P<title>[A-Z][A-Za-z ()/-]*Statistics(?: \([^)]*\))?)\s*:\s*$")
-_DASHES = re.compile(r"^\s*-{3,}(\s+-{3,})*\s*$")
+_TITLE = lazy_compile(r"^\s*(?P<title>[A-Z][A-Za-z ()/-]*Statistics(?: \([^)]*\))?)\s*:\s*$")
+_DASHES = lazy_compile(r"^\s*-{3,}(\s+-{3,})*\s*$")
 
 
 @dataclass
