@@ -2,25 +2,25 @@
 
 :class:`TypedEventStream` is the trace reader of ``importers.jsonstream`` whose batches are
 decoded straight into :class:`Event` records: only the fields the torch importer reads are
-built, every other key of an event or of its ``args`` is skipped by the decoder without
-building an object for it; and the checks the collector's inline path makes of a number (a
-finite time, a duration not negative, an id that fits its arrays) are made by the decoder, as
-it reads the number. A batch the typed decoder does not read whole (an event that is not an
-object, ``args`` that is not one, a time or id of another type or out of range, an infinite
-number, a lone surrogate, a nesting too deep) is decoded as before (orjson, then the json
-module, then item by item) and read by the collector's dict path: those batches are lists of
-dicts, these lists of :class:`Event`.
+built, every other key of an event or of its ``args`` is skipped by the decoder without building
+an object for it; and the checks the collector's fast reader (``importers.torch.typed_loop``)
+makes of a number (a finite time, a duration not negative, an id that fits its arrays) are made
+by the decoder, as it reads the number. A batch the typed decoder does not read whole (an event
+that is not an object, ``args`` that is not one, a time or id of another type or out of range,
+an infinite number, a lone surrogate, a nesting too deep) is decoded as before (orjson, then the
+json module, then item by item) and read by the collector's dict path: those batches are lists
+of dicts, these lists of :class:`Event`.
 
-What a record holds is what orjson gives for those keys, except that a time or duration
-written as an integer is its float (:func:`core.coerce.number`, through which the collector
-reads every time, gives the same float for both). msgspec and orjson both read integers
-within 64 bits exactly and floats correctly rounded; msgspec reads longer integers exactly, as
-the json module does (a batch with a run of 64 digits, where the careful decoder reads an
-infinity, is left to the base class); msgspec's skipping of the other keys is at least as
-strict as the json module (every batch it reads, the json module reads). :func:`event_dict`
-turns a record back into the dict the collector's general path reads (``_Collector._add``):
-every key that path reads is a field here; a key absent from the event stays absent, so
-``ev.get("ph", "X")`` still tells a missing ``ph`` from a null one.
+What a record holds is what orjson gives for those keys, except that a time or duration written
+as an integer is its float (:func:`core.coerce.number`, through which the collector reads every
+time, gives the same float for both). msgspec and orjson both read integers within 64 bits
+exactly and floats correctly rounded; msgspec reads longer integers exactly, as the json module
+does (a batch with a run of 64 digits, where the careful decoder reads an infinity, is left to
+the base class); msgspec's skipping of the other keys is at least as strict as the json module
+(every batch it reads, the json module reads). :func:`event_dict` turns a record back into the
+dict the collector's general path reads (``importers.torch.collector.Collector.add``): every key
+that path reads is a field here; a key absent from the event stays absent, so ``ev.get("ph",
+"X")`` still tells a missing ``ph`` from a null one.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _UNSET: Any = msgspec.UNSET
 _SAMPLE_RUN = b"0" * (len(_LONG_DIGITS) // 8)
 ID_LIMIT = 1 << 62  # (ids must fit the torch collector's typed arrays)
 
-# what the collector's inline path takes: a time, a duration and an id as it checks them (a
+# what the collector's fast reader takes: a time, a duration and an id as it checks them (a
 # number the coercer takes, not negative, inside the arrays' range), the bounds open so that
 # an integer rounded to a float at a bound is refused as the integer is
 Time = Annotated[float, msgspec.Meta(gt=-MAX_ABS, lt=MAX_ABS)]

@@ -165,7 +165,7 @@ class Collector:
         self._launch_kinds: dict[str, int] = {}
         self._sig_cache: dict[bytes | str, Sig | None] = {}
         self._sig_cache_room = _SIG_CACHE_CHARS
-        self._stages: dict[str, int] = {}  # cpu_op name -> _op_kind (0: inline)
+        self._stages: dict[str, int] = {}  # cpu_op name -> _op_kind (0: the fast reader's)
         # the first op or annotation name that says this trace trains (an optimizer step, an
         # autograd node, a backward op), None when none did
         self.training: str | None = None
@@ -357,11 +357,12 @@ class Collector:
         self.c_sig.append(sig)
 
     def _op_kind(self, op: str) -> int:
-        """What the batch loop does with a cpu_op named ``op`` (cached in ``_stages``): 0 inline;
-        1 or 2 here, the MoE stage its name states; -1 here, an op whose recorded values
-        (Concrete Inputs) are kept (:data:`VALUE_OPS`). A name the cache has no room for is
-        looked at again each time (here, never inline). Training evidence (an optimizer step,
-        an autograd node) is noted on the way, once per name."""
+        """What the readers do with a cpu_op named ``op`` (cached in ``_stages``): 0, the fast
+        reader takes it; 1 or 2, read here: the MoE stage its name states; -1, read here: an op
+        whose recorded values (Concrete Inputs) are kept (:data:`VALUE_OPS`). A name the cache
+        has no room for is looked at again each time (and read here, never by the fast
+        reader). Training evidence (an optimizer step, an autograd node) is noted on the way,
+        once per name."""
         said = stage_in_name(op) if _MOE_OP.search(op) else None
         stage = 0 if said is None else 1 if said[0] == "stage1" else 2
         if stage == 0 and VALUE_OPS.search(op):

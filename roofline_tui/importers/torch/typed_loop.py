@@ -33,15 +33,6 @@ from roofline_tui.importers.torch.collector import (
 from roofline_tui.importers.torch.values import MISS, UNSET
 
 
-#
-# What Collector.add_batches does inline for a dict, each handler below does for an Event: it
-# takes the event (True) or leaves it untouched (False), and the loop then hands the event, as
-# the dict it was (event_dict), to Collector._add_kind, after moving the rows gathered so far
-# into the arrays, as add_batches does. The rows taken are gathered in lists ("pending") and
-# moved into the arrays once enough are gathered, and before any event goes to the general
-# path. Each check is the one add_batches makes, in the same order; an absent key reads as
-# UNSET (top level) or None (args), which fails the same checks a KeyError sends there.
-
 PENDING_ROWS = 1024  # rows gathered in lists before they move into the arrays
 _TypedHandler = Callable[[Event], bool]
 
@@ -135,7 +126,7 @@ def _cpu_op_handler(col: Collector) -> tuple[_TypedHandler, Pending, Callable[[]
     ops counted to the collector's ``cpu_ops``."""
     unset, miss, dumps = UNSET, MISS, orjson.dumps
     stages, sig_cache, sig_ids, tid_ids = col._stages, col._sig_cache, col.sig_ids, col.tid_ids
-    raw_sigs: dict[bytes, int] = {}  # as in add_batches: the id of each raw signature cached
+    raw_sigs: dict[bytes, int] = {}  # the id of each raw signature found in the cache
     lists: tuple[list[Any], ...] = ([], [], [], [], [])
     c_tid, c_ts, c_end, c_ext, c_sig = (x.append for x in lists)
     cpu_ops = 0
