@@ -12,7 +12,9 @@ or the workers of a Dask cluster (``--dask``, ``importers.dask_ranks``). Either 
 runs :func:`read_rank`: it reads, sums and imports its rank and sends back the per-kernel sums
 and the (small) Top-N document, and the slowest is chosen from them here, as the serial loop
 chooses, so the document is the same whatever the number or kind of workers, and memory is
-that of ``jobs`` traces (on a cluster, of none here). Of a rank only its
+that of ``jobs`` traces (on a cluster, of none here). A machine's worker processes share
+the slowest rank summed so far, so a rank already beaten is not analysed at all (the slowest
+is never beaten: it is always analysed, whichever worker finishes first). Of a rank only its
 per-kernel sums (launches, time) are kept once its trace has been read; the rank whose Top-N
 is written is analysed while its trace is in memory (with the default, each rank that is the
 slowest so far is, and the Top-N of the slowest so far kept), so memory stays that of one
@@ -266,7 +268,8 @@ def read_rank(path: Path, options: TorchOptions, device_index: int | None,
         times = kernel_times(col, header, path, device_index)
         out.kernels = RankKernels(rank=out.rank, file=_label(path), total_us=times.total_us,
                                   launches=times.launches, kernels=times.by_name(col))
-        if wanted is None or wanted == out.rank:
+        if wanted == out.rank or (wanted is None
+                                  and not _beaten_elsewhere(times.total_us, out.rank)):
             out.result = import_collected(col, header, path, times, options,
                                           identify_device=False)
         out.header = header
@@ -274,6 +277,36 @@ def read_rank(path: Path, options: TorchOptions, device_index: int | None,
         out.fatal = (exc.message if exc.message.startswith((path.name, _label(path)))
                      else f"{_label(path)}: {exc.message}")
     return out
+
+
+# the slowest rank summed so far by any worker of this machine's pool, (GPU time in µs, rank),
+# a shared array set in each worker by :func:`_share_slowest`; None elsewhere (a Dask worker,
+# this process)
+_SLOWEST: Any = None
+
+
+def _share_slowest(shared: Any) -> None:
+    """The pool's initializer: every worker sees the one ``shared`` (total, rank) pair."""
+    global _SLOWEST
+    _SLOWEST = shared
+
+
+def _beaten_elsewhere(total_us: float, rank: int) -> bool:
+    """Whether a rank another worker has already summed is slower than this one (more GPU
+    time, or as much and a lower rank: the order :class:`_Pick` chooses by), so this rank's
+    Top-N cannot be the one written and is not built; otherwise this rank is recorded as the
+    slowest so far. The slowest rank is never beaten, so it is always built: the document
+    does not depend on the order the workers finish in."""
+    shared = _SLOWEST
+    if shared is None:
+        return False
+    with shared.get_lock():
+        best_total, best_rank = shared[0], shared[1]
+        if best_rank >= 0 and (best_total > total_us
+                               or (best_total == total_us and best_rank < rank)):
+            return True
+        shared[0], shared[1] = total_us, float(rank)
+    return False
 
 
 def default_jobs(paths: Sequence[Path]) -> int:
@@ -334,7 +367,10 @@ class RankReader(Protocol):
 @dataclass(frozen=True)
 class WorkerProcesses:
     """``--jobs N``: a pool of ``jobs`` worker processes on this machine (forked where the
-    platform can, so they start with the importer loaded)."""
+    platform can, so they start with the importer loaded). The workers share the slowest
+    rank summed so far, so with the default (no ``--rank``) a rank already beaten is not
+    analysed; the rank whose Top-N is written (``--rank``) is read first and the rest
+    largest first, so the longest reads do not come last."""
 
     jobs: int
 
@@ -344,11 +380,29 @@ class WorkerProcesses:
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        with ProcessPoolExecutor(max_workers=self.jobs,
-                                 mp_context=multiprocessing.get_context(method)) as pool:
-            futures = [pool.submit(read_rank, p, options, device_index, wanted)
-                       for p in paths]
-            return [f.result() for f in futures]
+        context = multiprocessing.get_context(method)
+        shared = context.Array("d", [0.0, -1.0])
+        with ProcessPoolExecutor(max_workers=self.jobs, mp_context=context,
+                                 initializer=_share_slowest, initargs=(shared,)) as pool:
+            futures = {p: pool.submit(read_rank, p, options, device_index, wanted)
+                       for p in submission_order(paths, wanted)}
+            return [futures[p].result() for p in paths]
+
+
+def submission_order(paths: Sequence[Path], wanted: int | None) -> list[Path]:
+    """The order ranks are handed to workers: the rank named by ``--rank`` first (its read
+    is the longest: its Top-N is built too), then the largest traces first (a long read
+    started last would leave the other workers idle at the end). Equal sizes keep their
+    order; a trace that cannot be sized goes last."""
+    def key(item: tuple[int, Path]) -> tuple[int, int, int]:
+        i, p = item
+        try:
+            size = p.stat().st_size
+        except OSError:
+            size = -1
+        return (0 if wanted is not None and rank_in_path(p) == wanted else 1, -size, i)
+
+    return [p for _, p in sorted(enumerate(paths), key=key)]
 
 
 def import_ranks(

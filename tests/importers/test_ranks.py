@@ -415,3 +415,67 @@ def test_a_trace_a_dask_worker_cannot_open_is_named_as_given(tmp_path: Path) -> 
                                    "worker must see the trace at this path")
     fatal = _as_given(RankRead(sent, fatal="trace-TP-1.json.gz: no GPU kernel"), given, sent)
     assert fatal.fatal == "trace-TP-1.json.gz: no GPU kernel"
+
+
+def test_ranks_are_handed_to_workers_named_rank_first_then_largest_first(
+        tmp_path: Path) -> None:
+    """Issue 38: the rank ``--rank`` names goes first (its Top-N is built too), then the
+    largest traces (a long read started last leaves the other workers idle); equal sizes
+    keep their order, a trace that cannot be sized goes last."""
+    from roofline_tui.importers.ranks import submission_order
+
+    sizes = {"trace-TP-0.json": 10, "trace-TP-1.json": 30, "trace-TP-2.json": 20,
+             "trace-TP-3.json": 20}
+    paths = []
+    for name, size in sizes.items():
+        (tmp_path / name).write_bytes(b" " * size)
+        paths.append(tmp_path / name)
+    gone = tmp_path / "trace-TP-4.json"
+    paths.insert(0, gone)
+    names = [p.name for p in submission_order(paths, None)]
+    assert names == ["trace-TP-1.json", "trace-TP-2.json", "trace-TP-3.json",
+                     "trace-TP-0.json", "trace-TP-4.json"]
+    names = [p.name for p in submission_order(paths, 0)]
+    assert names == ["trace-TP-0.json", "trace-TP-1.json", "trace-TP-2.json",
+                     "trace-TP-3.json", "trace-TP-4.json"]
+
+
+class _Shared(list[float]):
+    """Stands for the pool's shared ``multiprocessing.Array``: a list with a lock."""
+
+    def get_lock(self) -> Any:
+        import threading
+
+        return threading.Lock()
+
+
+def test_a_rank_beaten_by_one_another_worker_read_is_not_analysed(
+        base: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 38: the workers share the slowest rank summed so far; a rank that is already
+    beaten (less GPU time, or as much and a higher rank) comes back without its Top-N, a
+    rank that beats it is built and becomes the slowest; ``--rank`` always builds its rank."""
+    from roofline_tui.importers import ranks
+    from roofline_tui.importers.torch import DEFAULT_OPTIONS
+
+    path = write(tmp_path / "trace-TP-2.json.gz", rank_trace(base, 2))
+    total = per_launch(rank_trace(base, 2))[1]
+
+    def read(shared: list[float], wanted: int | None = None) -> ranks.RankRead:
+        monkeypatch.setattr(ranks, "_SLOWEST", shared)
+        return ranks.read_rank(path, DEFAULT_OPTIONS, None, wanted)
+
+    slower = _Shared([total * 2, 5.0])
+    got = read(slower)
+    assert got.kernels is not None and got.result is None
+    assert list(slower) == [total * 2, 5.0]
+    tie_lower = _Shared([got.kernels.total_us, 1.0])
+    assert read(tie_lower).result is None
+    tie_higher = _Shared([got.kernels.total_us, 3.0])
+    assert read(tie_higher).result is not None
+    assert list(tie_higher) == [got.kernels.total_us, 2.0]
+    faster = _Shared([total / 2, 0.0])
+    assert read(faster).result is not None and list(faster) == [got.kernels.total_us, 2.0]
+    unset = _Shared([0.0, -1.0])
+    assert read(unset).result is not None and list(unset)[1] == 2.0
+    assert read(_Shared([total * 2, 5.0]), wanted=2).result is not None
+    assert got.kernels.total_us == pytest.approx(total, rel=1e-9)
