@@ -19,11 +19,12 @@ table is the reference, this list a summary):
 * ``roofline dash`` start -> tables painted / a minimal Header+DataTable+Footer app      [<= 1.9]
 * live update p50 with 20 and 1,000 rounds / the same with 1 round                       [<= 1.2]
 * live update p50 with 1 round / a minimal app watching one file, updating one cell      [<= 1.5]
-* ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 0.5]
+* ``roofline import torch`` 120k kernels, time / ``json.load`` of the same file          [<= 0.3]
 * the same, peak RSS / ``json.load``'s peak RSS                                          [<= 0.1]
-* the same trace as 4 ranks, peak RSS / the import of one rank                           [<= 1.2]
-* the same 4 ranks, default ``--jobs`` (worker processes), time / ``--jobs 1``             [<= 0.6]
-* the same 4 ranks via ``--dask`` on a 2-worker cluster started beforehand / ``--jobs 2``  [<= 1.5]
+* the same trace as 8 ranks, peak RSS / the import of one rank                           [<= 1.2]
+* the same 8 ranks, default ``--jobs`` (worker processes), time / ``--jobs 1``  [<= 0.6; 0.2 on 8]
+* the same 8 ranks, default ``--jobs``, peak PSS of the process tree / one rank's  [<= jobs x 1.2]
+* the same 8 ranks via ``--dask`` on a 2-worker cluster started beforehand / ``--jobs 2``  [<= 1.5]
 * ``roofline diff A B`` of two analysed 100,000-entry rounds / one ``analyze A``          [<= 2]
 
 plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and
