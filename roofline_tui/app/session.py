@@ -76,7 +76,9 @@ class Session:
         self.monotonic = monotonic
         self.invalid_after_s = invalid_after_s
 
-        self.rounds: list[Path] = []
+        self._rounds: list[Path] = []
+        self._slot: dict[Path, int] = {}  # each round's index in ``rounds`` (looked up, not
+        # searched: a profile can hold 1,000 rounds, and every update asks where it stands)
         self.shown: Path | None = None
         self.results: dict[Path, RoundResult] = {}   # last good (or last) result per round
         self.computed_at: dict[Path, datetime] = {}
@@ -98,6 +100,16 @@ class Session:
         self.index = RoundIndex()  # which round a changed path belongs to
 
     # -- queries -------------------------------------------------------------------------------
+
+    @property
+    def rounds(self) -> list[Path]:
+        """The rounds found, in round order (do not mutate: assign a new list)."""
+        return self._rounds
+
+    @rounds.setter
+    def rounds(self, found: list[Path]) -> None:
+        self._rounds = found
+        self._slot = {r: i for i, r in enumerate(found)}
 
     @property
     def busy(self) -> bool:
@@ -125,9 +137,8 @@ class Session:
 
     def position(self) -> tuple[int, int] | None:
         """(1-based index, count) of the shown round."""
-        if self.shown is None or self.shown not in self.rounds:
-            return None
-        return self.rounds.index(self.shown) + 1, len(self.rounds)
+        i = self._slot.get(self.shown) if self.shown is not None else None
+        return None if i is None else (i + 1, len(self.rounds))
 
     def watched_inputs(self) -> list[Path]:
         """Every file an analysis on screen read outside the profile tree (to be watched)."""
@@ -159,9 +170,10 @@ class Session:
             d.header = True
         if found == self.rounds and not initial:
             return d
-        added = [r for r in found if r not in self.rounds]
-        removed = [r for r in self.rounds if r not in found]
+        before = self._slot
         self.rounds = found
+        added = [r for r in found if r not in before]
+        removed = [r for r in before if r not in self._slot]
         self.index.set_rounds(found)
         d.options = True
         for r in removed:
@@ -207,7 +219,7 @@ class Session:
 
     def show(self, round_dir: Path) -> Decision:
         """The user picked a round."""
-        if round_dir == self.shown or round_dir not in self.rounds:
+        if round_dir == self.shown or round_dir not in self._slot:
             return Decision()
         self.deleted, self.deleted_note = None, None  # the user moved on
         return self._show(round_dir)
@@ -216,7 +228,8 @@ class Session:
         """The user stepped to the previous (-1) or next (+1) round."""
         if not self.rounds:
             return Decision(toasts=[Toast("no rounds yet", "warning")])
-        i = self.rounds.index(self.shown) if self.shown in self.rounds else len(self.rounds) - 1
+        i = self._slot.get(self.shown, len(self.rounds) - 1) if self.shown is not None \
+            else len(self.rounds) - 1
         j = max(0, min(len(self.rounds) - 1, i + delta))
         if j == i and self.shown is not None:
             where = "first" if delta < 0 else "last"
@@ -252,7 +265,7 @@ class Session:
         return d
 
     def _accept(self, r: Path, seq: int) -> bool:
-        if seq <= self._applied.get(r, 0) or r not in self.rounds:
+        if seq <= self._applied.get(r, 0) or r not in self._slot:
             return False  # older than what is applied, or the round went away meanwhile
         self._applied[r] = seq
         if seq >= self._seq.get(r, 0):
@@ -316,7 +329,7 @@ class Session:
         d = Decision()
         now = self.monotonic()
         for r, fp in current.items():
-            if r not in self.rounds or r in self._pending:
+            if r not in self._slot or r in self._pending:
                 continue  # gone, or a newer analysis is coming anyway
             if r in self.fingerprints and inputs_changed(self.fingerprints[r], fp):
                 self._last_change[r] = now
@@ -362,7 +375,7 @@ class Session:
     def touched_rounds(self, paths: Iterable[Path]) -> set[Path]:
         """The rounds whose analysis a change of ``paths`` can alter (see
         :meth:`RoundIndex.touched`)."""
-        return self.index.touched(paths, self.results, self.shown) & set(self.rounds)
+        return self.index.touched(paths, self.results, self.shown) & self._slot.keys()
 
     def changed(self, paths: Iterable[Path]) -> Decision:
         """Files changed on disk: rediscover rounds when they may have moved (a directory event,

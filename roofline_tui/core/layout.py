@@ -22,6 +22,7 @@ Pure filesystem helpers: nothing here reads a file's content.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -74,6 +75,7 @@ def _readable(name: str) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=4096)  # a history of 1,000 rounds labels each on every recompute
 def round_label(round_dir: Path) -> str | int:
     """``round_3`` → 3, ``round_tuning`` → ``"tuning"``, anything else → its name. Always valid
     Unicode (a non-UTF-8 name's bytes are written ``\\xNN``)."""
@@ -90,13 +92,6 @@ def round_name(round_dir: Path) -> str:
 
 
 # --------------------------------------------------------------------------- discovery
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
 
 
 def topn_mtime(round_dir: Path) -> float:
@@ -124,10 +119,31 @@ def round_dirs(profile_dir: Path) -> list[Path]:
     unreadable)."""
     profile_dir = Path(profile_dir)
     try:
-        children = [c for c in profile_dir.iterdir() if c.name.startswith(ROUND_PREFIX)]
+        # scandir: a plain entry is told a directory from its directory entry, without a stat
+        # per round (a profile of 1,000 rounds is listed on every recompute)
+        with os.scandir(profile_dir) as it:
+            names = [e.name for e in it if e.name.startswith(ROUND_PREFIX) and _entry_is_dir(e)]
     except OSError:
         return []
-    return order_round_dirs(c for c in children if _is_dir(c))
+    numeric = tuple(n for n in names if _NUMERIC.match(n))
+    named = sorted((profile_dir / n for n in names if not _NUMERIC.match(n)),
+                   key=lambda c: (topn_mtime(c), c.name))
+    return [*_numeric_rounds(profile_dir, numeric), *named]
+
+
+@functools.lru_cache(maxsize=8)
+def _numeric_rounds(profile_dir: Path, names: tuple[str, ...]) -> tuple[Path, ...]:
+    """The numeric rounds ``names`` of ``profile_dir`` as paths, in numeric order: the same
+    names give the same paths without building and sorting them again."""
+    return tuple(sorted((profile_dir / n for n in names),
+                        key=lambda c: (int(c.name[len(ROUND_PREFIX):]), c.name)))
+
+
+def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # follows a symlink, as Path.is_dir does
+    except OSError:
+        return False
 
 
 def rounds_at(path: Path) -> list[Path]:

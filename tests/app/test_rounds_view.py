@@ -31,6 +31,29 @@ def test_numeric_rounds_in_numeric_order_named_rounds_after_by_mtime(tmp_path: P
     assert names == ["round_0", "round_2", "round_10", "round_a", "round_tuning"]
 
 
+def test_the_listing_follows_the_directory_between_calls(tmp_path: Path) -> None:
+    """The round list is read from the directory entries each time (numeric orders are
+    remembered per set of names): a round that appears or goes shows at once, a symlink to a
+    round directory is a round and a dangling one is not, a named round moves when its Top-N
+    is rewritten."""
+    for name in ("round_1", "round_0", "round_b", "round_a"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "profile_topN.json").write_text("{}")
+    for name, when in (("round_a", 10), ("round_b", 20)):
+        os.utime(tmp_path / name / "profile_topN.json", (when, when))
+    names = lambda: [p.name for p in rounds_at(tmp_path)]  # noqa: E731
+    assert names() == ["round_0", "round_1", "round_a", "round_b"]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "round_12").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "round_3").symlink_to(tmp_path / "gone")
+    assert names() == ["round_0", "round_1", "round_12", "round_a", "round_b"]
+    (tmp_path / "round_1" / "profile_topN.json").unlink()
+    (tmp_path / "round_1").rmdir()
+    os.utime(tmp_path / "round_a" / "profile_topN.json", (30, 30))
+    assert names() == ["round_0", "round_12", "round_b", "round_a"]
+    assert all(p.parent == tmp_path for p in rounds_at(tmp_path))
+
+
 def test_single_round_directory_and_missing_or_empty_profile(tmp_path: Path) -> None:
     assert rounds_at(tmp_path / "absent") == []
     assert rounds_at(tmp_path) == []

@@ -205,7 +205,7 @@ def annotate_round(artifact: Artifact, round_dir: Path, sources: RoundSources | 
             return artifact, None
         h = load_history(profile_dir, sources, options, given={name: artifact}, focus=name,
                          limit=HISTORY_LIMIT, given_topn={name: topn} if topn else None,
-                         cache=cache, reads=reads)
+                         cache=cache, reads=reads, dirs=siblings)
         label = round_label(round_dir)
         if h.index(label) is None:
             return artifact, h

@@ -264,12 +264,12 @@ def build_history(profile_dir: Path, rounds: list[RoundSnapshot],
     return h
 
 
-def _window(dirs: list[Path], focus: str, limit: int) -> list[Path]:
-    """The ``limit`` rounds ending at ``focus`` (or the first ``limit`` when it is earlier)."""
-    names = [d.name for d in dirs]
-    f = names.index(focus) if focus in names else len(dirs) - 1
+def _window(dirs: list[Path], focus: str, limit: int) -> int:
+    """Where the ``limit`` rounds ending at ``focus`` start in ``dirs`` (the first ``limit``
+    when ``focus`` is earlier; the last ones when no round is ``focus``)."""
+    f = next((i for i in range(len(dirs) - 1, -1, -1) if dirs[i].name == focus), len(dirs) - 1)
     end = max(f + 1, min(limit, len(dirs)))
-    return dirs[max(0, end - limit):end]
+    return max(0, end - limit)
 
 
 def load_history(
@@ -283,6 +283,7 @@ def load_history(
     given_topn: dict[str, TopN] | None = None,
     cache: RoundCache[RoundSnapshot] | None = None,
     reads: Reads | None = None,
+    dirs: list[Path] | None = None,
 ) -> RoundHistory:
     """Discover and load the rounds of ``profile_dir`` and compare them.
 
@@ -292,16 +293,20 @@ def load_history(
     ``focus`` are loaded; the others are listed in ``left_out``. With ``cache``, the other
     rounds are loaded through it: each is read (and analysed) again only when its inputs
     changed. ``reads``: the memo of the analysis this history is part of (a file the rounds
-    share is parsed once). Never raises for bad input: problems are listed.
+    share is parsed once). ``dirs``: the rounds of ``profile_dir`` as the caller has just
+    listed them (:func:`round_dirs`), not listed again. Never raises for bad input: problems
+    are listed.
     """
     reads = reads_or_new(reads)
     profile_dir = Path(profile_dir)
     given = given or {}
     given_topn = given_topn or {}
-    dirs = round_dirs(profile_dir)
-    window = dirs
+    if dirs is None:
+        dirs = round_dirs(profile_dir)
+    first, window = 0, dirs
     if focus is not None and limit is not None and len(dirs) > limit:
-        window = _window(dirs, focus, max(limit, 2))
+        first = _window(dirs, focus, max(limit, 2))
+        window = dirs[first:first + max(limit, 2)]
     rounds: list[RoundSnapshot] = []
     problems: list[str] = []
 
@@ -324,7 +329,6 @@ def load_history(
     gap_after: int | None = None
     left_out: list[str | int] = []
     if window is not dirs:
-        first = dirs.index(window[0])
         after = [round_label(x) for x in dirs[first + len(window):]]
         # the baseline: the first round before the window that loads
         for j, d in enumerate(dirs[:first]):
