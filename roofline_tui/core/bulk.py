@@ -73,6 +73,8 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
 # --------------------------------------------------------------------------- streamed arrays
 
 _WS = lazy_compile(r"[ \t\n\r]*")  # JSON's whitespace
+# what follows an array's item: whitespace, the separator, whitespace (one match per item)
+_AFTER_ITEM = lazy_compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 
 
 def _skip(text: str, i: int) -> int:
@@ -150,18 +152,18 @@ def _stream_array(text: str, i: int, key: str, on_item: Callable[[str, int, Any]
     if text[i:i + 1] == "]":
         return i + 1
     n = 0
+    after = _AFTER_ITEM.match
     while True:
         item, i = scan(text, i)
         on_item(key, n, item)
         del item
         n += 1
-        i = _skip(text, i)
-        sep = text[i:i + 1]
-        i = _skip(text, i + 1)
-        if sep == "]":
-            return i
-        if sep != ",":
+        m = after(text, i)
+        if m is None:
             raise NotStreamable("an item not followed by ',' or ']'")
+        i = m.end()
+        if m.group(1) == "]":
+            return i
 
 
 @dataclass(eq=False)

@@ -543,15 +543,27 @@ class _RowSink:
     pct_sum: float = 0.0
 
     def take(self, index: int, raw: Any) -> None:
-        usable = usable_row(raw, index)
-        if isinstance(usable, str):
-            self.skipped.append((index, usable))
-            return
+        # the common row decided here as usable_row decides it (a non-blank name, a share of
+        # GPU time): a 1,000,000-row Top-N is otherwise a million names capped and checked
+        # only to be dropped; any other row, and every skipped one, goes through usable_row
+        pct: float | None = None
+        if type(raw) is dict:
+            name = raw.get("name")
+            if type(name) is str and name and not name.isspace():
+                pct = number(raw.get("pct_gpu_time"), nonneg=True)
+                if pct is not None and pct > PCT_MAX:
+                    pct = None
+        if pct is None:
+            usable = usable_row(raw, index)
+            if isinstance(usable, str):
+                self.skipped.append((index, usable))
+                return
+            pct = usable[1]
         self.usable += 1
-        pct = usable[1]
         self.pct_sum += pct
         self.by_pct.push(pct, index, raw)
-        swp = number(raw.get("serving_weighted_pct"), nonneg=True)
+        swp_raw = raw.get("serving_weighted_pct")  # (absent from most Top-Ns)
+        swp = number(swp_raw, nonneg=True) if swp_raw is not None else None
         self.by_swp.push(swp if swp is not None and swp <= PCT_MAX else None, index, raw)
 
     def rows(self) -> StreamedRows:

@@ -28,3 +28,19 @@ def test_a_collector_turned_off_by_the_caller_stays_off() -> None:
     proc = _run("import gc\ngc.disable()\nimport roofline_tui.app.app\nprint(gc.isenabled())")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False"]
+
+
+def test_an_in_process_diff_leaves_the_collector_as_it_was() -> None:
+    """A program's ``roofline diff`` keeps the collector off to its exit (two analysed rounds
+    held at once, nearly nothing in a cycle); a caller running the CLI in its own process
+    gets the collector back on, nothing of its own frozen."""
+    rounds = REPO_ROOT / "roofline_tui" / "demo" / "profile"
+    proc = _run("import contextlib, gc, io\nfrom roofline_tui.cli import main\n"
+                "frozen = gc.get_freeze_count()\n"
+                "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+                f"    code = main(['diff', {str(rounds / 'round_0')!r}, "
+                f"{str(rounds / 'round_2')!r}])\n"
+                "print(code, gc.isenabled(), gc.get_freeze_count() == frozen, "
+                "'(A) vs' in out.getvalue())")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "True", "True", "True"]
