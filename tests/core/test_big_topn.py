@@ -13,8 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from roofline_tui.core.inputs import BULK_BYTES, KEEP_ROWS, parse_topn, read_topn
+from roofline_tui.core.inputs import (
+    BULK_BYTES,
+    KEEP_ROWS,
+    _RowSink,
+    parse_topn,
+    read_topn,
+    usable_row,
+)
 from tests.paths import DEMO
 
 
@@ -188,3 +197,30 @@ def _baseline_vm() -> int:
 
     return int(out.strip()) * os.sysconf("SC_PAGE_SIZE")
 
+
+
+_NAMES = st.one_of(st.none(), st.booleans(), st.integers(), st.just(""), st.just("  \t"),
+                   st.just("\u2003"), st.text(max_size=6), st.lists(st.just("k"), max_size=1))
+_SHARES = st.one_of(st.none(), st.booleans(), st.integers(-5, 200), st.integers(),
+                    st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from(["1.5", " 2 ", "nan", "fast", "", "1e999", "-0.0"]),
+                    st.just(-0.0), st.just(100.0), st.just(100.00000000000001))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.fixed_dictionaries({}, optional={"name": _NAMES, "short_name": _NAMES,
+                                                     "pct_gpu_time": _SHARES,
+                                                     "serving_weighted_pct": _SHARES}),
+                 st.integers(), st.none(), st.lists(st.integers(), max_size=2)))
+def test_a_streamed_row_is_judged_as_usable_row_judges_it(raw: Any) -> None:
+    """The big reader's shortcut for the common row (issue 38) decides every row exactly as
+    ``usable_row`` does: kept with the same share, or skipped with the same reason."""
+    sink = _RowSink()
+    sink.take(7, raw)
+    want = usable_row(raw, 7)
+    if isinstance(want, str):
+        assert sink.skipped == [(7, want)] and sink.usable == 0
+    else:
+        assert sink.skipped == [] and sink.usable == 1
+        assert sink.pct_sum == want[1]
+        assert [i for i, _ in sink.by_pct.items()] == [7]
