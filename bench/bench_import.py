@@ -28,6 +28,10 @@ command and its workers every 5 ms) over the same of a one-trace import; goal: t
 number × 1.2. A seventh (issue 38 item 4): ``roofline dash --traces`` with its ingest running,
 the trace gzipped and renamed into the watched directory, until its round's rankings are
 painted (``probes.py ingest``), over ``roofline import torch`` of the same ``.json.gz``.
+
+A reference without a goal: two ``json.load``s of the trace in two processes at once over the
+same two one after the other, what two processes gain on this machine at all (they share its
+memory bandwidth and caches); the workers' figure cannot be much below it.
 """
 
 from __future__ import annotations
@@ -65,6 +69,10 @@ FIGURES = [
     Figure("import_ranks_parallel", f"`roofline import torch`, {RANKS} ranks, workers (default "
            f"--jobs: {JOBS} here), time", "the same with `--jobs 1`",
            0.2 if JOBS >= 8 else 0.6, "{tree}:import_ranks_jobs", "{tree}:import_ranks"),
+    # what two processes gain on this machine at all (memory bandwidth and caches shared)
+    Figure("two_loads", "reference: two `json.load`s of that trace at once, time",
+           "the same one after the other", None, "floor:two_loads_at_once",
+           "floor:two_loads_apart"),
     # issue 38 item 2: the ranks read by a running 2-worker Dask cluster on the same 2 cores
     Figure("import_ranks_dask", f"`roofline import torch`, {RANKS} ranks, `--dask`, 2-worker "
            "cluster (its start-up not timed), time", "the same with `--jobs 2`", 1.5,
@@ -85,6 +93,16 @@ DASK_WORKERS = 2
 
 PROBES = str(BENCH / "probes.py")
 JSON_LOAD = "import json, sys\nwith open(sys.argv[1], 'rb') as fh:\n    json.load(fh)\n"
+# this machine's own scaling over two processes: two `json.load`s of the trace at once, or one
+# after the other (argv: the trace, "at_once" or "apart") -- what two workers can gain here
+TWO_LOADS = ("import subprocess, sys\n"
+             f"cmd = [sys.executable, '-c', {JSON_LOAD!r}, sys.argv[1]]\n"
+             "if sys.argv[2] == 'at_once':\n"
+             "    procs = [subprocess.Popen(cmd) for _ in range(2)]\n"
+             "    codes = [p.wait() for p in procs]\n"
+             "else:\n"
+             "    codes = [subprocess.run(cmd).returncode for _ in range(2)]\n"
+             "raise SystemExit(max(codes))\n")
 
 
 def write_trace(path: Path, kernels: int) -> None:
@@ -104,6 +122,9 @@ def add_probes(ctx: Context) -> None:
     trace = ctx.work / "trace.json"
     write_trace(trace, ctx.cfg["import_kernels"])
     ctx.probes.append(Probe("floor:json_load", [PYTHON, "-c", JSON_LOAD, str(trace)], None, n=n))
+    for mode in ("at_once", "apart"):
+        ctx.probes.append(Probe(f"floor:two_loads_{mode}",
+                                [PYTHON, "-c", TWO_LOADS, str(trace), mode], None, n=n))
     ranks = ctx.work / "ranks"
     ranks.mkdir(exist_ok=True)
     for r in range(RANKS):

@@ -25,6 +25,7 @@ table is the reference, this list a summary):
 * the same 8 ranks, default ``--jobs`` (worker processes), time / ``--jobs 1``  [<= 0.6; 0.2 on 8]
 * the same 8 ranks, default ``--jobs``, peak PSS of the process tree / one rank's  [<= jobs x 1.2]
 * the same 8 ranks via ``--dask`` on a 2-worker cluster started beforehand / ``--jobs 2``  [<= 1.5]
+* two ``json.load`` of the trace at once / the same one after the other                 [reported]
 * ``roofline diff A B`` of two analysed 100,000-entry rounds / one ``analyze A``          [<= 2]
 
 plus RSS before and after 1,000 live updates (flat), measured once per tree at the end, and
