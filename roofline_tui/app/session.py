@@ -228,9 +228,9 @@ class Session:
         """The user stepped to the previous (-1) or next (+1) round."""
         if not self.rounds:
             return Decision(toasts=[Toast("no rounds yet", "warning")])
-        i = self._slot.get(self.shown, len(self.rounds) - 1) if self.shown is not None \
-            else len(self.rounds) - 1
-        j = max(0, min(len(self.rounds) - 1, i + delta))
+        last = len(self.rounds) - 1
+        i = last if self.shown is None else self._slot.get(self.shown, last)
+        j = max(0, min(last, i + delta))
         if j == i and self.shown is not None:
             where = "first" if delta < 0 else "last"
             return Decision(toasts=[Toast(f"already at the {where} round", timeout=2)])

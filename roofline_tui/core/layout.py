@@ -104,13 +104,19 @@ def topn_mtime(round_dir: Path) -> float:
     return 0.0
 
 
+def _numeric_key(c: Path) -> tuple[int, str]:
+    return int(c.name[len(ROUND_PREFIX):]), c.name
+
+
+def _named_key(c: Path) -> tuple[float, str]:
+    return topn_mtime(c), c.name
+
+
 def order_round_dirs(dirs: Iterable[Path]) -> list[Path]:
     """Numeric rounds in numeric order, then named rounds by Top-N mtime, name breaking ties."""
     dirs = list(dirs)
-    numeric = sorted((c for c in dirs if is_numeric_round(c)),
-                     key=lambda c: (int(c.name[len(ROUND_PREFIX):]), c.name))
-    named = sorted((c for c in dirs if not is_numeric_round(c)),
-                   key=lambda c: (topn_mtime(c), c.name))
+    numeric = sorted((c for c in dirs if is_numeric_round(c)), key=_numeric_key)
+    named = sorted((c for c in dirs if not is_numeric_round(c)), key=_named_key)
     return numeric + named
 
 
@@ -126,17 +132,16 @@ def round_dirs(profile_dir: Path) -> list[Path]:
     except OSError:
         return []
     numeric = tuple(n for n in names if _NUMERIC.match(n))
-    named = sorted((profile_dir / n for n in names if not _NUMERIC.match(n)),
-                   key=lambda c: (topn_mtime(c), c.name))
+    named = sorted((profile_dir / n for n in names if not _NUMERIC.match(n)), key=_named_key)
     return [*_numeric_rounds(profile_dir, numeric), *named]
 
 
 @functools.lru_cache(maxsize=8)
 def _numeric_rounds(profile_dir: Path, names: tuple[str, ...]) -> tuple[Path, ...]:
-    """The numeric rounds ``names`` of ``profile_dir`` as paths, in numeric order: the same
-    names give the same paths without building and sorting them again."""
-    return tuple(sorted((profile_dir / n for n in names),
-                        key=lambda c: (int(c.name[len(ROUND_PREFIX):]), c.name)))
+    """The numeric rounds ``names`` of ``profile_dir`` as paths, in numeric order (as
+    :func:`order_round_dirs` orders them): the same names give the same paths without building
+    and sorting them again."""
+    return tuple(sorted((profile_dir / n for n in names), key=_numeric_key))
 
 
 def _entry_is_dir(entry: os.DirEntry[str]) -> bool:

@@ -264,12 +264,12 @@ def build_history(profile_dir: Path, rounds: list[RoundSnapshot],
     return h
 
 
-def _window(dirs: list[Path], focus: str, limit: int) -> int:
-    """Where the ``limit`` rounds ending at ``focus`` start in ``dirs`` (the first ``limit``
-    when ``focus`` is earlier; the last ones when no round is ``focus``)."""
+def _window(dirs: list[Path], focus: str, limit: int) -> tuple[int, int]:
+    """Where the ``limit`` rounds ending at ``focus`` start and end in ``dirs`` (the first
+    ``limit`` when ``focus`` is earlier; the last ones when no round is ``focus``)."""
     f = next((i for i in range(len(dirs) - 1, -1, -1) if dirs[i].name == focus), len(dirs) - 1)
     end = max(f + 1, min(limit, len(dirs)))
-    return max(0, end - limit)
+    return max(0, end - limit), end
 
 
 def load_history(
@@ -305,8 +305,8 @@ def load_history(
         dirs = round_dirs(profile_dir)
     first, window = 0, dirs
     if focus is not None and limit is not None and len(dirs) > limit:
-        first = _window(dirs, focus, max(limit, 2))
-        window = dirs[first:first + max(limit, 2)]
+        first, end = _window(dirs, focus, max(limit, 2))
+        window = dirs[first:end]
     rounds: list[RoundSnapshot] = []
     problems: list[str] = []
 
